@@ -1,0 +1,1 @@
+"""PostgreSQL storage: SQLAlchemy 2 tables and the engine/session factory."""

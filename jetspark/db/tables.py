@@ -1,0 +1,119 @@
+"""Tables: jobs, their status history (an audit trail of rows), and snapshot metadata."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from jetspark.db.base import Base
+from jetspark.jobs.status import JobStatus
+
+_STATUS_VALUES = ", ".join(f"'{s.value}'" for s in JobStatus)
+
+
+class Job(Base):
+    """One submitted DAG and where it is in its life."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint(f"status IN ({_STATUS_VALUES})", name="status_known"),
+        Index("ix_jobs_created_at_id", "created_at", "id"),
+        Index("ix_jobs_status", "status"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(256))
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED.value)
+    definition: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    """The submitted body (name, dag, config) as accepted."""
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The execution plan computed at submission."""
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    fencing_token: Mapped[int] = mapped_column(BigInteger, default=0)
+    """Grows with every claim; a worker's writes carry the token it claimed with."""
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    """Grows with every change of the row; the ETag of the job view."""
+    idempotency_key: Mapped[str | None] = mapped_column(String(256), unique=True)
+    request_fingerprint: Mapped[str | None] = mapped_column(String(64))
+    error_type: Mapped[str | None] = mapped_column(String(256))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    items_in: Mapped[int] = mapped_column(BigInteger, default=0)
+    items_out: Mapped[int] = mapped_column(BigInteger, default=0)
+    vertex_counts: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """Items in/out per vertex, recorded when the job ends."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JobTransition(Base):
+    """One status change of a job, with its cause: the job's history is rows, not overwrites."""
+
+    __tablename__ = "job_transitions"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), index=True
+    )
+    from_status: Mapped[str | None] = mapped_column(String(16))
+    to_status: Mapped[str] = mapped_column(String(16))
+    cause: Mapped[str] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(128))
+    attempt: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Snapshot(Base):
+    """Metadata of a committed snapshot; the state itself lives in Redis."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (
+        Index("ix_snapshots_job_id_snapshot_id", "job_id", "snapshot_id", unique=True),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
+    )
+    snapshot_id: Mapped[int] = mapped_column(BigInteger)
+    name: Mapped[str | None] = mapped_column(String(256), unique=True)
+    """Set when the snapshot is exported under a name."""
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    source_offsets: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    stats: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    """Bytes and keys per vertex."""
+    dag_fingerprint: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JobResult(Base):
+    """One record that reached a ``sink.results`` vertex, in the order it was kept."""
+
+    __tablename__ = "job_results"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    vertex: Mapped[str] = mapped_column(String(256))
+    item: Mapped[dict[str, Any]] = mapped_column(JSONB)

@@ -1,0 +1,218 @@
+"""Every status change of a job goes through this module.
+
+The allowed transitions are data (``RULES``); ``transition`` checks them, checks the fencing
+token of a worker's write, records the change as a ``job_transitions`` row and sends a
+PostgreSQL ``NOTIFY`` on ``CHANNEL`` inside the same transaction, so a listener learns of a
+change exactly when it commits. ``claim`` and ``renew_lease`` are the lease half of the story.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session
+
+from jetspark.db.tables import Job, JobTransition
+from jetspark.jobs.status import HELD_BY_WORKER, TERMINAL_STATUSES, JobStatus
+
+CHANNEL = "jetspark_job_changed"
+"""PostgreSQL NOTIFY channel; the payload is ``<job id>:<version>:<status>``."""
+
+S = JobStatus
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named transition from any of ``sources`` to ``target``."""
+
+    name: str
+    sources: frozenset[JobStatus]
+    target: JobStatus
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("claim", frozenset({S.QUEUED}), S.STARTING),
+    Rule("start", frozenset({S.STARTING}), S.RUNNING),
+    Rule("complete-inputs", frozenset({S.RUNNING}), S.COMPLETING),
+    Rule("finish", frozenset({S.RUNNING, S.COMPLETING}), S.COMPLETED),
+    Rule("fail", frozenset({S.STARTING, S.RUNNING, S.COMPLETING, S.RESTARTING}), S.FAILED),
+    Rule(
+        "cancel",
+        frozenset({S.QUEUED, S.STARTING, S.RUNNING, S.COMPLETING, S.SUSPENDED, S.RESTARTING}),
+        S.CANCELLED,
+    ),
+    Rule("suspend", frozenset({S.QUEUED, S.STARTING, S.RUNNING}), S.SUSPENDED),
+    Rule("resume", frozenset({S.SUSPENDED}), S.QUEUED),
+    Rule("restart", frozenset({S.STARTING, S.RUNNING}), S.RESTARTING),
+    Rule("requeue", frozenset({S.STARTING, S.RUNNING, S.COMPLETING, S.RESTARTING}), S.QUEUED),
+)
+
+ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
+    status: frozenset(rule.target for rule in RULES if status in rule.sources) for status in S
+}
+
+
+class OrchestrationError(Exception):
+    """Base of the refusals this module raises."""
+
+
+class JobNotFound(OrchestrationError):
+    def __init__(self, job_id: uuid.UUID) -> None:
+        super().__init__(f"job {job_id} does not exist")
+        self.job_id = job_id
+
+
+class IllegalTransition(OrchestrationError):
+    def __init__(self, job_id: uuid.UUID, current: JobStatus, target: JobStatus) -> None:
+        allowed = ", ".join(sorted(ALLOWED[current])) or "none (terminal)"
+        super().__init__(
+            f"job {job_id} is {current.value}; it cannot become {target.value} "
+            f"(allowed from {current.value}: {allowed})"
+        )
+        self.job_id, self.current, self.target = job_id, current, target
+
+
+class StaleFencingToken(OrchestrationError):
+    """A worker wrote with a token older than the job's: another claim superseded it."""
+
+    def __init__(self, job_id: uuid.UUID, token: int, current: int) -> None:
+        super().__init__(f"job {job_id}: fencing token {token} is stale (current {current})")
+        self.job_id, self.token, self.current = job_id, token, current
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _notify(session: Session, job: Job) -> None:
+    session.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": CHANNEL, "payload": f"{job.id}:{job.version}:{job.status}"},
+    )
+
+
+def _record(
+    session: Session, job: Job, source: JobStatus | None, cause: str, worker: str | None
+) -> None:
+    session.add(
+        JobTransition(
+            job_id=job.id,
+            from_status=source.value if source else None,
+            to_status=job.status,
+            cause=cause,
+            worker=worker,
+            attempt=job.attempt,
+        )
+    )
+    _notify(session, job)
+
+
+def record_creation(session: Session, job: Job) -> None:
+    """Record the first row of a new job's history (call after ``session.add(job)``)."""
+    session.flush()
+    _record(session, job, None, "submitted", None)
+
+
+def load_for_update(session: Session, job_id: uuid.UUID) -> Job:
+    job = session.execute(
+        select(Job).where(Job.id == job_id).with_for_update()
+    ).scalar_one_or_none()
+    if job is None:
+        raise JobNotFound(job_id)
+    return job
+
+
+def transition(
+    session: Session,
+    job_id: uuid.UUID,
+    target: JobStatus,
+    *,
+    cause: str,
+    worker: str | None = None,
+    fencing_token: int | None = None,
+    **fields: Any,
+) -> Job:
+    """Move a job to ``target`` if a rule allows it; the caller commits.
+
+    ``fencing_token`` is given by workers: their write is refused when a later claim (or a
+    user's cancel) has moved the token on. ``fields`` are other columns to set with it.
+    """
+    job = load_for_update(session, job_id)
+    if fencing_token is not None and fencing_token != job.fencing_token:
+        raise StaleFencingToken(job_id, fencing_token, job.fencing_token)
+    current = JobStatus(job.status)
+    if target not in ALLOWED[current]:
+        raise IllegalTransition(job_id, current, target)
+    stamp = now()
+    job.status = target.value
+    job.version += 1
+    job.updated_at = stamp
+    if target is S.RUNNING and job.started_at is None:
+        job.started_at = stamp
+    if target in TERMINAL_STATUSES:
+        job.finished_at = stamp
+    if target not in HELD_BY_WORKER:
+        # The holder must stop: leaving the lease and bumping the token fences its writes.
+        job.lease_expires_at = None
+        if current in HELD_BY_WORKER and fencing_token is None:
+            job.fencing_token += 1
+    for name, value in fields.items():
+        setattr(job, name, value)
+    _record(session, job, current, cause, worker)
+    return job
+
+
+def claim(session: Session, job_id: uuid.UUID, *, worker: str, lease: timedelta) -> Job | None:
+    """Take a job for ``worker`` if it is queued, or held under a lease that has expired.
+
+    Exactly one caller wins: the row is locked and re-checked. Returns the claimed job (its
+    ``fencing_token`` is the one the worker must write with), or None. The caller commits.
+    """
+    job = session.execute(
+        select(Job).where(Job.id == job_id).with_for_update(skip_locked=True)
+    ).scalar_one_or_none()
+    if job is None:
+        return None
+    current = JobStatus(job.status)
+    stamp = now()
+    expired = (
+        current in HELD_BY_WORKER
+        and job.lease_expires_at is not None
+        and job.lease_expires_at <= stamp
+    )
+    if current is not S.QUEUED and not expired:
+        return None
+    if expired:
+        previous = job.worker
+        job.status = S.QUEUED.value
+        job.version += 1
+        _record(session, job, current, f"lease of worker {previous} expired", worker)
+        current = S.QUEUED
+    job.status = S.STARTING.value
+    job.worker = worker
+    job.attempt += 1
+    job.fencing_token += 1
+    job.lease_expires_at = stamp + lease
+    job.version += 1
+    job.updated_at = stamp
+    job.error_type = None
+    job.error_message = None
+    _record(session, job, current, f"claimed by worker {worker}", worker)
+    return job
+
+
+def renew_lease(
+    session: Session, job_id: uuid.UUID, *, fencing_token: int, lease: timedelta
+) -> bool:
+    """Extend a held job's lease; False when the token is stale or the job no longer held."""
+    held = [s.value for s in HELD_BY_WORKER]
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.fencing_token == fencing_token, Job.status.in_(held))
+        .values(lease_expires_at=func.now() + lease)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]

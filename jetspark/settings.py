@@ -1,0 +1,97 @@
+"""Settings, one pydantic-settings class per subsystem; the env prefix follows the subsystem.
+
+``JETSPARK_DATABASE_URL`` is ``DatabaseSettings().url``, ``JETSPARK_API_TOKENS`` is
+``ApiSettings().tokens``, and so on. An unset URL means "start the embedded server".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+CsvList = Annotated[list[str], NoDecode, BeforeValidator(_split_csv)]
+"""A list given in the environment as comma-separated values."""
+
+
+class HomeSettings(BaseSettings):
+    """Where the embedded servers and the generated token live (``JETSPARK_HOME``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_")
+
+    home: Path = Path(".jetspark")
+
+
+class DatabaseSettings(BaseSettings):
+    """PostgreSQL holding job state and snapshot metadata."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_DATABASE_")
+
+    url: str | None = None
+    pool_size: int = 10
+
+
+class RedisSettings(BaseSettings):
+    """Redis holding the job stream, live metrics and snapshot data."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_REDIS_")
+
+    url: str | None = None
+    namespace: str = "jetspark"
+
+
+class SparkSettings(BaseSettings):
+    """The SparkSession each worker keeps warm."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SPARK_")
+
+    master: str = "local[*]"
+    app_name: str = "jetspark-worker"
+    shuffle_partitions: int = 8
+
+
+class DagLimits(BaseSettings):
+    """Size limits applied when a DAG is validated."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_DAG_")
+
+    max_vertices: int = 256
+    max_edges: int = 1024
+    max_parallelism: int = 256
+    allowed_python_modules: CsvList = Field(default_factory=lambda: ["jetspark.processors"])
+
+
+class ApiSettings(BaseSettings):
+    """The HTTP control plane."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_API_")
+
+    tokens: CsvList = Field(default_factory=list)
+    max_body_bytes: int = 1024 * 1024
+    rate_limit_per_s: float = 0.0
+    """Requests per second allowed per token; 0 turns the limit off."""
+    rate_limit_burst: int = 100
+    long_poll_max_s: float = 60.0
+    results_page_max: int = 1000
+
+
+class WorkerSettings(BaseSettings):
+    """Workers: leases, heartbeats, concurrency."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_WORKER_")
+
+    lease_s: float = 15.0
+    heartbeat_s: float = 1.0
+    max_concurrent_jobs: int = 2
+    poll_block_ms: int = 1000
+    reconcile_interval_s: float = 5.0
+    reannounce_after_s: float = 10.0

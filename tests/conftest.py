@@ -1,0 +1,126 @@
+"""Shared fixtures: real PostgreSQL, real Redis and one SparkSession per test session.
+
+Servers come from ``JETSPARK_TEST_DATABASE_URL`` / ``JETSPARK_TEST_REDIS_URL`` when set, else
+from the embedded servers ``jetspark up`` uses. Each test session gets its own freshly migrated
+database and its own Redis namespace, so concurrent runs never see each other's rows or keys.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import redis
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.db.engine import make_engine, normalize_url
+from jetspark.db.migrate import upgrade
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+RUN_ID = uuid.uuid4().hex[:10]
+
+
+@pytest.fixture(scope="session")
+def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a PostgreSQL server's maintenance database."""
+    given = os.environ.get("JETSPARK_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    from jetspark.embedded.postgres import EmbeddedPostgres
+
+    server = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data")
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    given = os.environ.get("JETSPARK_TEST_REDIS_URL")
+    if given:
+        yield given
+        return
+    from jetspark.embedded.redis import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_namespace() -> str:
+    return f"jetspark-test-{RUN_ID}"
+
+
+@pytest.fixture(scope="session")
+def database_url(server_database_url: str) -> Iterator[str]:
+    """A fresh database, migrated to head, dropped at the end of the session."""
+    name = f"jetspark_test_{RUN_ID}"
+    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(normalize_url(server_database_url)).set(database=name)
+    rendered = url.render_as_string(hide_password=False)
+    upgrade(rendered)
+    yield rendered
+    with admin.connect() as conn:
+        conn.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = :name AND pid <> pg_backend_pid()"
+            ),
+            {"name": name},
+        )
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def db_engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url, pool_size=5)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def db_session(db_engine: Engine) -> Iterator[Session]:
+    with sessionmaker(db_engine, expire_on_commit=False)() as session:
+        yield session
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """The one SparkSession of the test session: local[2], on loopback."""
+    from jetspark.spark_session import build_spark_session
+
+    session = build_spark_session(
+        master="local[2]", warehouse=tmp_path_factory.mktemp("spark-warehouse")
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    path = Path("test-artifacts")
+    path.mkdir(exist_ok=True)
+    return path
