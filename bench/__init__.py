@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): each reports figures as ratios against a baseline in the same run."""

@@ -1,0 +1,95 @@
+"""Start the whole ``jetspark up`` stack in a throw-away home for a benchmark, and measure it."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psutil
+
+
+@dataclass(frozen=True)
+class RunningStack:
+    url: str
+    token: str
+    process: subprocess.Popen[bytes]
+    start_s: float
+    """Seconds from launching ``jetspark up`` to the first 200 from ``/readyz``."""
+
+    def rss_bytes(self) -> int:
+        """Resident memory of ``jetspark up`` and every process it started."""
+        root = psutil.Process(self.process.pid)
+        total = 0
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                continue
+        return total
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_stack(*, workers: int = 1, deadline_s: float = 180.0) -> Iterator[RunningStack]:
+    """``jetspark up`` with embedded PostgreSQL and Redis in a temporary home."""
+    token = secrets.token_urlsafe(16)
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in {"JETSPARK_DATABASE_URL", "JETSPARK_REDIS_URL"}
+        }
+        env |= {"JETSPARK_HOME": str(Path(home) / ".jetspark"), "JETSPARK_API_TOKENS": token}
+        jetspark = Path(sys.executable).with_name("jetspark")
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [str(jetspark), "up", "--port", str(port), "--workers", str(workers)],
+            env=env,
+            cwd=home,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            start_s = _wait_ready(url, process, started, deadline_s)
+            yield RunningStack(url=url, token=token, process=process, start_s=start_s)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _wait_ready(
+    url: str, process: subprocess.Popen[bytes], started: float, deadline_s: float
+) -> float:
+    deadline = started + deadline_s
+    while time.perf_counter() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"jetspark up exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
+                return time.perf_counter() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)  # polling a server that is starting, not synchronising threads
+    raise TimeoutError(f"{url}/readyz not ready after {deadline_s} s")
