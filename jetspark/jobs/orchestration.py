@@ -155,11 +155,13 @@ def transition(
         job.started_at = stamp
     if target in TERMINAL_STATUSES:
         job.finished_at = stamp
-    if target not in HELD_BY_WORKER:
-        # The holder must stop: leaving the lease and bumping the token fences its writes.
+    if fencing_token is None and current in HELD_BY_WORKER:
+        # A user (not the holder) moved a held job: the holder must stop. Dropping the lease
+        # and bumping the token refuses its next renewal and every later write.
+        job.fencing_token += 1
         job.lease_expires_at = None
-        if current in HELD_BY_WORKER and fencing_token is None:
-            job.fencing_token += 1
+    elif target not in HELD_BY_WORKER:
+        job.lease_expires_at = None
     for name, value in fields.items():
         setattr(job, name, value)
     _record(session, job, current, cause, worker)
