@@ -1,0 +1,134 @@
+"""The orchestration rules against a real PostgreSQL: every move, the audit trail, NOTIFY."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import psycopg
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from jetspark.db.tables import Job, JobTransition
+from jetspark.jobs import orchestration
+from jetspark.jobs.orchestration import (
+    ALLOWED,
+    CHANNEL,
+    IllegalTransition,
+    JobNotFound,
+    StaleFencingToken,
+)
+from jetspark.jobs.status import HELD_BY_WORKER, TERMINAL_STATUSES, JobStatus
+
+LEASE = timedelta(seconds=30)
+
+
+def new_job(session: Session, status: JobStatus = JobStatus.QUEUED) -> Job:
+    job = Job(name="t", definition={"name": "t"}, status=status.value)
+    session.add(job)
+    orchestration.record_creation(session, job)
+    session.commit()
+    return job
+
+
+def history(session: Session, job_id: uuid.UUID) -> list[tuple[str | None, str]]:
+    rows = session.execute(
+        select(JobTransition.from_status, JobTransition.to_status)
+        .where(JobTransition.job_id == job_id)
+        .order_by(JobTransition.id)
+    )
+    return [(a, b) for a, b in rows]
+
+
+@pytest.mark.parametrize("source", list(JobStatus))
+def test_every_move_is_allowed_or_refused_by_the_rules(
+    db_session: Session, source: JobStatus
+) -> None:
+    for target in JobStatus:
+        job = new_job(db_session, source)
+        if target in ALLOWED[source]:
+            moved = orchestration.transition(db_session, job.id, target, cause="test")
+            db_session.commit()
+            assert moved.status == target.value
+            assert history(db_session, job.id)[-1] == (source.value, target.value)
+        else:
+            with pytest.raises(IllegalTransition, match=source.value):
+                orchestration.transition(db_session, job.id, target, cause="test")
+            db_session.rollback()
+
+
+def test_terminal_statuses_allow_nothing() -> None:
+    for status in TERMINAL_STATUSES:
+        assert ALLOWED[status] == frozenset()
+
+
+def test_claim_then_run_then_finish_is_recorded_in_order(db_session: Session) -> None:
+    job = new_job(db_session)
+    claimed = orchestration.claim(db_session, job.id, worker="w1", lease=LEASE)
+    db_session.commit()
+    assert claimed is not None and claimed.attempt == 1 and claimed.fencing_token == 1
+    token = claimed.fencing_token
+    for target in (JobStatus.RUNNING, JobStatus.COMPLETED):
+        orchestration.transition(db_session, job.id, target, cause="t", fencing_token=token)
+        db_session.commit()
+    assert history(db_session, job.id) == [
+        (None, "QUEUED"),
+        ("QUEUED", "STARTING"),
+        ("STARTING", "RUNNING"),
+        ("RUNNING", "COMPLETED"),
+    ]
+    finished = db_session.get(Job, job.id)
+    assert finished is not None and finished.started_at and finished.finished_at
+    assert finished.version == 4
+
+
+def test_a_users_cancel_fences_the_holder(db_session: Session) -> None:
+    job = new_job(db_session)
+    claimed = orchestration.claim(db_session, job.id, worker="w1", lease=LEASE)
+    db_session.commit()
+    assert claimed is not None
+    token = claimed.fencing_token
+    orchestration.transition(db_session, job.id, JobStatus.CANCELLED, cause="user")
+    db_session.commit()
+    assert not orchestration.renew_lease(db_session, job.id, fencing_token=token, lease=LEASE)
+    with pytest.raises(StaleFencingToken):
+        orchestration.transition(
+            db_session, job.id, JobStatus.FAILED, cause="late", fencing_token=token
+        )
+    db_session.rollback()
+
+
+def test_claim_refuses_a_live_lease_and_takes_an_expired_one(db_session: Session) -> None:
+    job = new_job(db_session)
+    assert orchestration.claim(db_session, job.id, worker="w1", lease=LEASE) is not None
+    db_session.commit()
+    assert orchestration.claim(db_session, job.id, worker="w2", lease=LEASE) is None
+    db_session.rollback()
+    held = db_session.get(Job, job.id)
+    assert held is not None and JobStatus(held.status) in HELD_BY_WORKER
+    held.lease_expires_at = orchestration.now() - timedelta(seconds=1)
+    db_session.commit()
+    taken = orchestration.claim(db_session, job.id, worker="w2", lease=LEASE)
+    db_session.commit()
+    assert taken is not None and taken.worker == "w2" and taken.attempt == 2
+    assert history(db_session, job.id)[-2:] == [("STARTING", "QUEUED"), ("QUEUED", "STARTING")]
+
+
+def test_unknown_job_is_reported(db_session: Session) -> None:
+    with pytest.raises(JobNotFound):
+        orchestration.transition(db_session, uuid.uuid4(), JobStatus.CANCELLED, cause="t")
+
+
+def test_a_transition_notifies_listeners_when_it_commits(
+    db_session: Session, db_engine: Engine
+) -> None:
+    job = new_job(db_session)
+    dsn = db_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as listener:
+        listener.execute(f"LISTEN {CHANNEL}")
+        orchestration.transition(db_session, job.id, JobStatus.CANCELLED, cause="user")
+        assert list(listener.notifies(timeout=0.2, stop_after=1)) == []  # not before commit
+        db_session.commit()
+        (note,) = listener.notifies(timeout=5, stop_after=1)
+    assert note.payload == f"{job.id}:{job.version}:CANCELLED"
