@@ -1,0 +1,165 @@
+"""Built-in processors (SPEC §5): each kind's params model and the facts validation needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Scalar = str | int | float | bool | None
+Expr = Annotated[str, Field(min_length=1, max_length=4096)]
+Field_ = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class FileFormat(StrEnum):
+    text = "text"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+class ItemsSource(Params):
+    items: list[dict[str, Scalar]]
+    timestamp_field: Field_ | None = None
+
+
+class SequenceSource(Params):
+    count: Annotated[int, Field(ge=0)] | None
+    rate_per_s: Annotated[float, Field(gt=0)] | None = None
+    start: int = 0
+
+
+class FilesSource(Params):
+    path: Annotated[str, Field(min_length=1)]
+    format: FileFormat = FileFormat.text
+    watch: bool = False
+
+
+class MapParams(Params):
+    select: Annotated[dict[str, Expr], Field(min_length=1)]
+
+
+class FilterParams(Params):
+    where: Expr
+
+
+class FlatMapParams(Params):
+    explode: Expr
+    as_: Field_ = Field(alias="as")
+
+
+class AggregateParams(Params):
+    key: Expr | None = None
+    aggregations: Annotated[dict[str, Expr], Field(min_length=1)]
+    stage: Literal["single", "accumulate", "combine"] = "single"
+
+
+class InsertWatermarksParams(Params):
+    timestamp: Expr
+    allowed_lag_ms: Annotated[int, Field(ge=0)] = 0
+    idle_timeout_ms: Annotated[int, Field(ge=1)] | None = None
+
+
+class WindowParams(Params):
+    timestamp: Expr
+    type: Literal["tumbling", "sliding", "session"]
+    size_ms: Annotated[int, Field(ge=1)] | None = None
+    slide_ms: Annotated[int, Field(ge=1)] | None = None
+    gap_ms: Annotated[int, Field(ge=1)] | None = None
+    key: Expr | None = None
+    aggregations: Annotated[dict[str, Expr], Field(min_length=1)]
+
+
+class HashJoinParams(Params):
+    build_key: Expr
+    probe_key: Expr
+    how: Literal["inner", "left"] = "inner"
+
+
+class SortParams(Params):
+    by: Expr | Annotated[list[Expr], Field(min_length=1)]
+
+
+class NoParams(Params):
+    pass
+
+
+class FilesSink(Params):
+    path: Annotated[str, Field(min_length=1)]
+    format: FileFormat = FileFormat.json
+
+
+class RedisMapSink(Params):
+    map: Field_
+    key: Expr
+
+
+class PythonParams(Params):
+    class_: Annotated[str, Field(alias="class", pattern=r"^[\w.]+:\w+$")]
+    args: dict[str, Scalar | list[Scalar] | dict[str, Scalar]] = Field(default_factory=dict)
+
+
+Role = Literal["source", "transform", "sink"]
+
+
+@dataclass(frozen=True)
+class ProcessorKind:
+    """What validation and planning need to know of one processor kind."""
+
+    name: str
+    params_model: type[Params]
+    role: Role
+    inbound: tuple[int, int | None]
+    """Least and most inbound edges."""
+    expression_fields: tuple[str, ...] = ()
+    """Params holding Spark SQL expressions (a dict's values are each an expression)."""
+    aggregate_fields: tuple[str, ...] = ()
+    """Params whose expressions may call aggregate functions."""
+    needs_event_time: bool = False
+
+
+_KINDS = (
+    ProcessorKind("source.items", ItemsSource, "source", (0, 0)),
+    ProcessorKind("source.sequence", SequenceSource, "source", (0, 0)),
+    ProcessorKind("source.files", FilesSource, "source", (0, 0)),
+    ProcessorKind("map", MapParams, "transform", (1, 1), ("select",)),
+    ProcessorKind("filter", FilterParams, "transform", (1, 1), ("where",)),
+    ProcessorKind("flat_map", FlatMapParams, "transform", (1, 1), ("explode",)),
+    ProcessorKind("aggregate", AggregateParams, "transform", (1, 1), ("key",), ("aggregations",)),
+    ProcessorKind(
+        "insert_watermarks",
+        InsertWatermarksParams,
+        "transform",
+        (1, 1),
+        ("timestamp",),
+        needs_event_time=True,
+    ),
+    ProcessorKind(
+        "window",
+        WindowParams,
+        "transform",
+        (1, 1),
+        ("timestamp", "key"),
+        ("aggregations",),
+        needs_event_time=True,
+    ),
+    ProcessorKind("hash_join", HashJoinParams, "transform", (2, 2), ("build_key", "probe_key")),
+    ProcessorKind("sort", SortParams, "transform", (1, 1), ("by",)),
+    ProcessorKind("sink.results", NoParams, "sink", (1, None)),
+    ProcessorKind("sink.files", FilesSink, "sink", (1, None)),
+    ProcessorKind("sink.redis_map", RedisMapSink, "sink", (1, None), ("key",)),
+    ProcessorKind("sink.logger", NoParams, "sink", (1, None)),
+    ProcessorKind("python", PythonParams, "transform", (0, None)),
+)
+
+PROCESSORS: dict[str, ProcessorKind] = {kind.name: kind for kind in _KINDS}
+
+
+def get_processor(name: str) -> ProcessorKind | None:
+    return PROCESSORS.get(name)

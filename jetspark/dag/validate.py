@@ -1,0 +1,370 @@
+"""Check a submitted job against every rule of SPEC §3 and return the validated DAG.
+
+All problems are collected, each with a JSON pointer, so a user fixes them in one round.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ValidationError
+
+from jetspark.dag.errors import DagProblem, DagValidationError
+from jetspark.dag.expressions import ExpressionError, check_expression
+from jetspark.dag.model import EdgeSpec, JobSpec, Routing, VertexSpec
+from jetspark.dag.processors import PROCESSORS, ProcessorKind
+from jetspark.settings import DagLimits
+
+DEFAULT_MEMBERS = 1
+DEFAULT_LOCAL_PARALLELISM = 2
+BUILT_IN_PARTITIONERS = frozenset({"murmur3", "spark_hash"})
+
+
+@dataclass(frozen=True)
+class ValidatedDag:
+    """A DAG that passed every check, with the facts planning needs."""
+
+    spec: JobSpec
+    order: tuple[str, ...]
+    """Vertex names in topological order."""
+    vertices: dict[str, VertexSpec]
+    params: dict[str, BaseModel]
+    inbound: dict[str, tuple[EdgeSpec, ...]]
+    outbound: dict[str, tuple[EdgeSpec, ...]]
+    members: int
+    local_parallelism: dict[str, int]
+    parallelism: dict[str, int]
+
+    def kind(self, vertex: str) -> ProcessorKind:
+        return PROCESSORS[self.vertices[vertex].processor]
+
+
+class _Checker:
+    def __init__(self, spec: JobSpec, limits: DagLimits) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.problems: list[DagProblem] = []
+        self.index = {v.name: i for i, v in enumerate(spec.dag.vertices)}
+
+    def problem(self, pointer: str, message: str) -> None:
+        self.problems.append(DagProblem(pointer, message))
+
+    def vertex_ptr(self, name: str, suffix: str = "") -> str:
+        return f"/dag/vertices/{self.index[name]}{suffix}"
+
+    # -- vertices -------------------------------------------------------------------------
+    def check_vertices(self) -> dict[str, BaseModel]:
+        dag, limits = self.spec.dag, self.limits
+        if len(dag.vertices) > limits.max_vertices:
+            self.problem(
+                "/dag/vertices",
+                f"{len(dag.vertices)} vertices; at most {limits.max_vertices} are allowed",
+            )
+        if len(dag.edges) > limits.max_edges:
+            self.problem(
+                "/dag/edges", f"{len(dag.edges)} edges; at most {limits.max_edges} are allowed"
+            )
+        if not dag.vertices:
+            self.problem("/dag/vertices", "a DAG needs at least one vertex")
+        seen: set[str] = set()
+        params: dict[str, BaseModel] = {}
+        for i, vertex in enumerate(dag.vertices):
+            pointer = f"/dag/vertices/{i}"
+            if vertex.name in seen:
+                self.problem(f"{pointer}/name", f"duplicate vertex name {vertex.name!r}")
+                continue
+            seen.add(vertex.name)
+            kind = PROCESSORS.get(vertex.processor)
+            if kind is None:
+                known = ", ".join(sorted(PROCESSORS))
+                self.problem(
+                    f"{pointer}/processor",
+                    f"vertex {vertex.name!r}: unknown "
+                    f"processor {vertex.processor!r} (known: {known})",
+                )
+                continue
+            parsed = self.parse_params(vertex, kind, pointer)
+            if parsed is not None:
+                params[vertex.name] = parsed
+                self.check_expressions(vertex, kind, parsed, pointer)
+                if kind.name == "python":
+                    self.check_python_class(vertex, parsed, pointer)
+        return params
+
+    def parse_params(
+        self, vertex: VertexSpec, kind: ProcessorKind, pointer: str
+    ) -> BaseModel | None:
+        try:
+            return kind.params_model.model_validate(vertex.params)
+        except ValidationError as error:
+            for detail in error.errors():
+                path = "/".join(str(part) for part in detail["loc"])
+                self.problem(
+                    f"{pointer}/params/{path}".rstrip("/"),
+                    f"vertex {vertex.name!r} ({kind.name}): {detail['msg']}",
+                )
+            return None
+
+    def check_expressions(
+        self, vertex: VertexSpec, kind: ProcessorKind, params: BaseModel, pointer: str
+    ) -> None:
+        for field, allow in [(f, False) for f in kind.expression_fields] + [
+            (f, True) for f in kind.aggregate_fields
+        ]:
+            value = getattr(params, field, None)
+            for sub, expression in _expressions_in(value):
+                try:
+                    check_expression(expression, allow_aggregates=allow)
+                except ExpressionError as error:
+                    self.problem(
+                        f"{pointer}/params/{field}{sub}", f"vertex {vertex.name!r}: {error}"
+                    )
+
+    def check_python_class(self, vertex: VertexSpec, params: BaseModel, pointer: str) -> None:
+        module = str(getattr(params, "class_", "")).split(":", 1)[0]
+        if not _module_allowed(module, self.limits.allowed_python_modules):
+            self.problem(
+                f"{pointer}/params/class",
+                f"vertex {vertex.name!r}: module {module!r} is not in the allowed Python modules",
+            )
+
+    # -- edges ----------------------------------------------------------------------------
+    def check_edges(self) -> None:
+        pairs: set[tuple[str, str]] = set()
+        for i, edge in enumerate(self.spec.dag.edges):
+            pointer = f"/dag/edges/{i}"
+            for end, name in (("from", edge.source), ("to", edge.to)):
+                if name not in self.index:
+                    self.problem(f"{pointer}/{end}", f"edge {edge.label}: unknown vertex {name!r}")
+            if (edge.source, edge.to) in pairs:
+                self.problem(
+                    pointer, f"edge {edge.label}: more than one edge between this pair of vertices"
+                )
+            pairs.add((edge.source, edge.to))
+            if edge.routing is Routing.partitioned and not edge.key:
+                self.problem(f"{pointer}/key", f"edge {edge.label}: a partitioned edge needs a key")
+            if edge.key:
+                try:
+                    check_expression(edge.key)
+                except ExpressionError as error:
+                    self.problem(f"{pointer}/key", f"edge {edge.label}: {error}")
+            self.check_partitioner(edge, pointer)
+
+    def check_partitioner(self, edge: EdgeSpec, pointer: str) -> None:
+        if edge.partitioner in BUILT_IN_PARTITIONERS:
+            return
+        module, _, function = edge.partitioner.removeprefix("python:").partition(":")
+        if not edge.partitioner.startswith("python:") or not module or not function:
+            self.problem(
+                f"{pointer}/partitioner",
+                f"edge {edge.label}: partitioner must be "
+                "murmur3, spark_hash or python:module:function",
+            )
+        elif not _module_allowed(module, self.limits.allowed_python_modules):
+            self.problem(
+                f"{pointer}/partitioner",
+                f"edge {edge.label}: module {module!r} is not in the allowed Python modules",
+            )
+
+    def check_ordinals(
+        self,
+        inbound: dict[str, list[int]],
+        outbound: dict[str, list[int]],
+        edges_at: dict[str, list[int]],
+    ) -> None:
+        for name in self.index:
+            for direction, ordinals in (("inbound", inbound[name]), ("outbound", outbound[name])):
+                if sorted(ordinals) != list(range(len(ordinals))):
+                    field = "to_ordinal" if direction == "inbound" else "from_ordinal"
+                    at = edges_at[f"{direction}:{name}"][0]
+                    self.problem(
+                        f"/dag/edges/{at}/{field}",
+                        f"vertex {name!r}: {direction} "
+                        f"ordinals {sorted(ordinals)} are not contiguous from 0",
+                    )
+
+    def check_arity(
+        self, inbound: dict[str, list[EdgeSpec]], outbound: dict[str, list[EdgeSpec]]
+    ) -> None:
+        for vertex in self.spec.dag.vertices:
+            kind = PROCESSORS.get(vertex.processor)
+            if kind is None or vertex.name not in self.index:
+                continue
+            least, most = kind.inbound
+            count = len(inbound[vertex.name])
+            if count < least or (most is not None and count > most):
+                wanted = f"{least}" if least == most else f"{least}..{most or 'many'}"
+                self.problem(
+                    self.vertex_ptr(vertex.name),
+                    f"vertex {vertex.name!r} "
+                    f"({kind.name}) has {count} inbound edges; it takes {wanted}",
+                )
+            if kind.role == "sink" and outbound[vertex.name]:
+                self.problem(
+                    self.vertex_ptr(vertex.name),
+                    f"vertex {vertex.name!r} is a sink and cannot have outbound edges",
+                )
+
+    def check_hash_join(self, inbound: dict[str, list[EdgeSpec]]) -> None:
+        for vertex in self.spec.dag.vertices:
+            if vertex.processor != "hash_join" or len(inbound[vertex.name]) != 2:
+                continue
+            by_ordinal = {e.to_ordinal: e for e in inbound[vertex.name]}
+            build, probe = by_ordinal.get(0), by_ordinal.get(1)
+            if build and probe and not build.priority < probe.priority:
+                self.problem(
+                    self.vertex_ptr(vertex.name),
+                    f"vertex {vertex.name!r}: the "
+                    f"build edge {build.label} (ordinal 0) needs a lower priority "
+                    f"number than the probe edge {probe.label}",
+                )
+
+    def check_parallelism(self, members: int) -> dict[str, int]:
+        default = self.spec.config.local_parallelism or DEFAULT_LOCAL_PARALLELISM
+        local: dict[str, int] = {}
+        for vertex in self.spec.dag.vertices:
+            lp = vertex.local_parallelism or default
+            local[vertex.name] = lp
+            if members * lp > self.limits.max_parallelism:
+                self.problem(
+                    self.vertex_ptr(vertex.name, "/local_parallelism"),
+                    f"vertex {vertex.name!r}: parallelism {members} x {lp} exceeds "
+                    f"{self.limits.max_parallelism}",
+                )
+        return local
+
+
+def _expressions_in(value: object) -> Iterable[tuple[str, str]]:
+    if isinstance(value, str):
+        yield "", value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                yield f"/{key}", item
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                yield f"/{i}", item
+
+
+def _module_allowed(module: str, allowed: list[str]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in allowed)
+
+
+def _topological_order(names: list[str], edges: list[EdgeSpec]) -> list[str] | None:
+    """Kahn's algorithm; None when there is a cycle."""
+    indegree = dict.fromkeys(names, 0)
+    children: dict[str, list[str]] = defaultdict(list)
+    for edge in edges:
+        children[edge.source].append(edge.to)
+        indegree[edge.to] += 1
+    ready = [n for n in names if indegree[n] == 0]
+    order: list[str] = []
+    while ready:
+        name = ready.pop(0)
+        order.append(name)
+        for child in children[name]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    return order if len(order) == len(names) else None
+
+
+def _ancestors(name: str, inbound: dict[str, list[EdgeSpec]]) -> set[str]:
+    seen: set[str] = set()
+    stack = [name]
+    while stack:
+        for edge in inbound[stack.pop()]:
+            if edge.source not in seen:
+                seen.add(edge.source)
+                stack.append(edge.source)
+    return seen
+
+
+def _check_graph(
+    checker: _Checker, inbound: dict[str, list[EdgeSpec]], edges: list[EdgeSpec]
+) -> list[str]:
+    names = list(checker.index)
+    order = _topological_order(names, edges)
+    if order is None:
+        checker.problem("/dag/edges", "the DAG has a cycle")
+        return names
+    for name in names:
+        kind = PROCESSORS.get(checker.spec.dag.vertices[checker.index[name]].processor)
+        if kind is None:
+            continue
+        is_source = kind.role == "source" or (kind.name == "python" and not inbound[name])
+        reachable = any(
+            (k := PROCESSORS.get(checker.spec.dag.vertices[checker.index[a]].processor)) is not None
+            and (k.role == "source" or (k.name == "python" and not inbound[a]))
+            for a in _ancestors(name, inbound)
+        )
+        if not is_source and not reachable:
+            checker.problem(checker.vertex_ptr(name), f"vertex {name!r} has no path from a source")
+    _check_rejoin_deadlock(checker, inbound)
+    return order
+
+
+def _check_rejoin_deadlock(checker: _Checker, inbound: dict[str, list[EdgeSpec]]) -> None:
+    """The seeds' fork-and-rejoin: a lower-priority edge of a rejoin must be buffered."""
+    for name, edges in inbound.items():
+        for high in edges:
+            for low in edges:
+                if low.priority <= high.priority or low.buffered:
+                    continue
+                shared = (_ancestors(high.source, inbound) | {high.source}) & (
+                    _ancestors(low.source, inbound) | {low.source}
+                )
+                if shared:
+                    pointer = f"/dag/edges/{checker.spec.dag.edges.index(low)}/buffered"
+                    checker.problem(
+                        pointer,
+                        f"vertex {name!r}: edges {high.label} "
+                        f"(priority {high.priority}) and {low.label} (priority "
+                        f"{low.priority}) rejoin a fork from "
+                        f"{sorted(shared)[0]!r}; this deadlocks unless the "
+                        "lower-priority edge is buffered",
+                    )
+
+
+def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag:
+    """Every check of SPEC §3; raises ``DagValidationError`` listing all problems."""
+    checker = _Checker(spec, limits or DagLimits())
+    params = checker.check_vertices()
+    checker.check_edges()
+    if checker.problems:
+        raise DagValidationError(checker.problems)
+    edges = spec.dag.edges
+    inbound: dict[str, list[EdgeSpec]] = {n: [] for n in checker.index}
+    outbound: dict[str, list[EdgeSpec]] = {n: [] for n in checker.index}
+    edges_at: dict[str, list[int]] = defaultdict(list)
+    for i, edge in enumerate(edges):
+        inbound[edge.to].append(edge)
+        outbound[edge.source].append(edge)
+        edges_at[f"inbound:{edge.to}"].append(i)
+        edges_at[f"outbound:{edge.source}"].append(i)
+    checker.check_ordinals(
+        {n: [e.to_ordinal for e in es] for n, es in inbound.items()},
+        {n: [e.from_ordinal for e in es] for n, es in outbound.items()},
+        edges_at,
+    )
+    checker.check_arity(inbound, outbound)
+    checker.check_hash_join(inbound)
+    order = _check_graph(checker, inbound, edges)
+    members = spec.config.members or DEFAULT_MEMBERS
+    local = checker.check_parallelism(members)
+    if checker.problems:
+        raise DagValidationError(checker.problems)
+    return ValidatedDag(
+        spec=spec,
+        order=tuple(order),
+        vertices={v.name: v for v in spec.dag.vertices},
+        params=params,
+        inbound={n: tuple(sorted(es, key=lambda e: e.to_ordinal)) for n, es in inbound.items()},
+        outbound={n: tuple(sorted(es, key=lambda e: e.from_ordinal)) for n, es in outbound.items()},
+        members=members,
+        local_parallelism=local,
+        parallelism={n: members * lp for n, lp in local.items()},
+    )
