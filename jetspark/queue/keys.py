@@ -1,0 +1,31 @@
+"""Every Redis key jetspark uses, built from one namespace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    namespace: str = "jetspark"
+
+    @property
+    def jobs_stream(self) -> str:
+        """Stream on which job ids are announced."""
+        return f"{self.namespace}:jobs"
+
+    @property
+    def workers_group(self) -> str:
+        """Consumer group of the workers on ``jobs_stream``."""
+        return "workers"
+
+    @property
+    def reconciler_lock(self) -> str:
+        return f"{self.namespace}:lock:reconciler"
+
+    def worker_heartbeat(self, worker: str) -> str:
+        return f"{self.namespace}:worker:{worker}"
+
+    def redis_map(self, map_name: str) -> str:
+        """Hash written by a ``sink.redis_map`` vertex."""
+        return f"{self.namespace}:map:{map_name}"
