@@ -1,0 +1,138 @@
+"""The execution plan: how a validated DAG maps onto Spark stages and exchanges.
+
+Like Flink's job graph, it is a value of its own, kept apart from the submitted spec and from
+the Spark operations. A local unicast edge between vertices of equal parallelism whose ends
+have no other edges is *fused*: processor g hands items to processor g inside one Spark stage
+(operator chaining). Every other edge is an exchange: a shuffle to exact target partitions, or
+a broadcast. The all-to-one partition is drawn once here and recorded.
+"""
+
+from __future__ import annotations
+
+import random
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from jetspark.dag.model import EdgeSpec, Routing
+from jetspark.dag.validate import ValidatedDag
+
+
+class Exchange(StrEnum):
+    fused = "fused"
+    shuffle = "shuffle"
+    broadcast = "broadcast"
+
+
+class VertexPlan(BaseModel):
+    name: str
+    processor: str
+    stage: int
+    parallelism: int
+    local_parallelism: int
+
+
+class EdgePlan(BaseModel):
+    source: str
+    to: str
+    from_ordinal: int
+    to_ordinal: int
+    routing: Routing
+    exchange: Exchange
+    distributed: bool
+    priority: int
+    buffered: bool
+    key: str | None
+    partitioner: str
+    all_to_one_pid: int | None = None
+
+
+class StagePlan(BaseModel):
+    id: int
+    vertices: list[str]
+
+
+class ExecutionPlan(BaseModel):
+    members: int
+    partition_count: int
+    order: list[str]
+    stages: list[StagePlan]
+    vertices: list[VertexPlan]
+    edges: list[EdgePlan]
+
+    def vertex(self, name: str) -> VertexPlan:
+        return next(v for v in self.vertices if v.name == name)
+
+    def inbound(self, name: str) -> list[EdgePlan]:
+        return sorted((e for e in self.edges if e.to == name), key=lambda e: e.to_ordinal)
+
+
+def _is_fusable(dag: ValidatedDag, edge: EdgeSpec) -> bool:
+    return (
+        edge.routing is Routing.unicast
+        and not edge.distributed
+        and dag.local_parallelism[edge.source] == dag.local_parallelism[edge.to]
+        and len(dag.outbound[edge.source]) == 1
+        and len(dag.inbound[edge.to]) == 1
+    )
+
+
+def _exchange(dag: ValidatedDag, edge: EdgeSpec) -> Exchange:
+    if edge.routing is Routing.broadcast:
+        return Exchange.broadcast
+    return Exchange.fused if _is_fusable(dag, edge) else Exchange.shuffle
+
+
+def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> ExecutionPlan:
+    """Decide stages and exchanges; draw the all-to-one partition of each such edge."""
+    partition_count = dag.spec.config.partition_count
+    draw = random.Random(all_to_one_seed)
+    stage_of: dict[str, int] = {}
+    edges: list[EdgePlan] = []
+    for edge in dag.spec.dag.edges:
+        exchange = _exchange(dag, edge)
+        edges.append(
+            EdgePlan(
+                source=edge.source,
+                to=edge.to,
+                from_ordinal=edge.from_ordinal,
+                to_ordinal=edge.to_ordinal,
+                routing=edge.routing,
+                exchange=exchange,
+                distributed=edge.distributed,
+                priority=edge.priority,
+                buffered=edge.buffered,
+                key=edge.key,
+                partitioner=edge.partitioner,
+                all_to_one_pid=(
+                    draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
+                ),
+            )
+        )
+    fused_into = {e.to: e.source for e in edges if e.exchange is Exchange.fused}
+    stages: list[StagePlan] = []
+    for name in dag.order:
+        upstream = fused_into.get(name)
+        if upstream is not None:
+            stage_of[name] = stage_of[upstream]
+            stages[stage_of[name]].vertices.append(name)
+        else:
+            stage_of[name] = len(stages)
+            stages.append(StagePlan(id=len(stages), vertices=[name]))
+    return ExecutionPlan(
+        members=dag.members,
+        partition_count=partition_count,
+        order=list(dag.order),
+        stages=stages,
+        vertices=[
+            VertexPlan(
+                name=name,
+                processor=dag.vertices[name].processor,
+                stage=stage_of[name],
+                parallelism=dag.parallelism[name],
+                local_parallelism=dag.local_parallelism[name],
+            )
+            for name in dag.order
+        ],
+        edges=edges,
+    )

@@ -1,0 +1,168 @@
+"""Job operations as plain functions, session first: submit, get, list, request a transition."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import build_plan
+from jetspark.dag.validate import validate_job
+from jetspark.db.tables import Job, JobResult
+from jetspark.jobs import orchestration
+from jetspark.jobs.status import JobStatus
+from jetspark.settings import DagLimits
+
+
+class IdempotencyConflict(Exception):
+    """The same Idempotency-Key was used before with a different body."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"Idempotency-Key {key!r} was used before with a different body")
+
+
+class InvalidCursor(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job: Job
+    created: bool
+    """False when an Idempotency-Key replay returned the job made earlier."""
+
+
+def submit_job(
+    session: Session, *, spec: JobSpec, limits: DagLimits, idempotency_key: str | None = None
+) -> Submitted:
+    """Validate, plan and store a job as QUEUED with its first history row; commits."""
+    fingerprint = spec.fingerprint()
+    if idempotency_key is not None:
+        earlier = _by_idempotency_key(session, idempotency_key, fingerprint)
+        if earlier is not None:
+            return Submitted(earlier, created=False)
+    dag = validate_job(spec, limits)
+    job = Job(
+        name=spec.name,
+        definition=spec.as_json(),
+        plan=build_plan(dag).model_dump(mode="json"),
+        status=JobStatus.QUEUED.value,
+        idempotency_key=idempotency_key,
+        request_fingerprint=fingerprint,
+    )
+    session.add(job)
+    try:
+        orchestration.record_creation(session, job)
+        session.commit()
+    except IntegrityError:
+        # Another request with the same key won the race: return its job.
+        session.rollback()
+        if idempotency_key is None:
+            raise
+        earlier = _by_idempotency_key(session, idempotency_key, fingerprint)
+        if earlier is None:
+            raise
+        return Submitted(earlier, created=False)
+    return Submitted(job, created=True)
+
+
+def _by_idempotency_key(session: Session, key: str, fingerprint: str) -> Job | None:
+    job = session.execute(select(Job).where(Job.idempotency_key == key)).scalar_one_or_none()
+    if job is not None and job.request_fingerprint != fingerprint:
+        raise IdempotencyConflict(key)
+    return job
+
+
+def mark_announced(session: Session, job_id: uuid.UUID) -> None:
+    job = session.get(Job, job_id)
+    if job is not None:
+        job.announced_at = orchestration.now()
+        session.commit()
+
+
+def get_job(session: Session, job_id: uuid.UUID) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise orchestration.JobNotFound(job_id)
+    return job
+
+
+def encode_cursor(created_at: datetime, job_id: uuid.UUID) -> str:
+    raw = json.dumps([created_at.isoformat(), str(job_id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        stamp, job_id = json.loads(raw)
+        return datetime.fromisoformat(stamp), uuid.UUID(job_id)
+    except (ValueError, TypeError) as error:
+        raise InvalidCursor(f"cursor {cursor!r} is not one this server gave out") from error
+
+
+def list_jobs(
+    session: Session,
+    *,
+    statuses: list[JobStatus] | None = None,
+    name: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> tuple[list[Job], str | None]:
+    """Newest first; returns the page and the cursor of the next page (None at the end)."""
+    query = select(Job)
+    if statuses:
+        query = query.where(Job.status.in_([s.value for s in statuses]))
+    if name:
+        query = query.where(Job.name == name)
+    if cursor:
+        stamp, last_id = decode_cursor(cursor)
+        query = query.where(
+            or_(Job.created_at < stamp, and_(Job.created_at == stamp, Job.id < last_id))
+        )
+    query = query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
+    jobs = list(session.execute(query).scalars())
+    if len(jobs) > limit:
+        last = jobs[limit - 1]
+        return jobs[:limit], encode_cursor(last.created_at, last.id)
+    return jobs, None
+
+
+USER_ACTIONS: dict[str, JobStatus] = {
+    "cancel": JobStatus.CANCELLED,
+    "suspend": JobStatus.SUSPENDED,
+    "resume": JobStatus.QUEUED,
+    "restart": JobStatus.RESTARTING,
+}
+
+
+def request_transition(session: Session, *, job_id: uuid.UUID, action: str) -> Job:
+    """A user's cancel/suspend/resume/restart; commits. Restart goes on to QUEUED at once."""
+    target = USER_ACTIONS[action]
+    job = orchestration.transition(session, job_id, target, cause=f"{action} requested")
+    if target is JobStatus.RESTARTING:
+        job = orchestration.transition(session, job_id, JobStatus.QUEUED, cause="restarting")
+    session.commit()
+    return job
+
+
+def list_results(
+    session: Session, *, job_id: uuid.UUID, limit: int, after: int | None
+) -> tuple[list[dict[str, Any]], int | None]:
+    """``sink.results`` records in order; the cursor is the last seq returned."""
+    get_job(session, job_id)
+    query = select(JobResult.seq, JobResult.item).where(JobResult.job_id == job_id)
+    if after is not None:
+        query = query.where(JobResult.seq > after)
+    rows = list(session.execute(query.order_by(JobResult.seq).limit(limit + 1)))
+    if len(rows) > limit:
+        return [item for _, item in rows[:limit]], rows[limit - 1][0]
+    return [item for _, item in rows], None
