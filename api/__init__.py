@@ -1,0 +1,1 @@
+"""The jetspark HTTP control plane (FastAPI)."""

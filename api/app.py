@@ -1,0 +1,85 @@
+"""The app factory: state, middleware, routers and the one error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from sqlalchemy.engine import make_url
+
+import jetspark
+from api.middleware import BodySizeLimit, RateLimit
+from api.notifications import JobChangeListener
+from api.problems import install_problem_handlers
+from api.routers import dags, health, jobs, partitions
+from jetspark.db.engine import make_engine, make_session_factory, normalize_url
+from jetspark.queue.keys import Keys
+from jetspark.settings import ApiSettings, DagLimits, DatabaseSettings, RedisSettings
+
+TITLE = "jetspark"
+DESCRIPTION = "A REST job server that runs Hazelcast Jet-style dataflow DAGs on Apache Spark."
+
+
+def operation_id(route: APIRoute) -> str:
+    """Stable operation ids, ``tag-name``, set explicitly on every route."""
+    return route.operation_id or f"{route.tags[0]}-{route.name}"
+
+
+def _libpq_dsn(url: str) -> str:
+    return (
+        make_url(normalize_url(url))
+        .set(drivername="postgresql")
+        .render_as_string(hide_password=False)
+    )
+
+
+def create_app(
+    *,
+    database_url: str | None = None,
+    redis_url: str | None = None,
+    redis_namespace: str | None = None,
+    api_settings: ApiSettings | None = None,
+    dag_limits: DagLimits | None = None,
+) -> FastAPI:
+    """Build the app; arguments override the environment (``JETSPARK_*``)."""
+    database_url = database_url or DatabaseSettings().url
+    redis_settings = RedisSettings()
+    redis_url = redis_url or redis_settings.url
+    if not database_url or not redis_url:
+        raise RuntimeError(
+            "set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL (or run `jetspark up`)"
+        )
+    settings = api_settings or ApiSettings()
+    engine = make_engine(database_url, pool_size=DatabaseSettings().pool_size)
+    listener = JobChangeListener(_libpq_dsn(database_url))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await listener.start()
+        yield
+        await listener.stop()
+        app.state.redis.close()
+        engine.dispose()
+
+    app = FastAPI(
+        title=TITLE,
+        description=DESCRIPTION,
+        version=jetspark.__version__,
+        lifespan=lifespan,
+        generate_unique_id_function=operation_id,
+    )
+    app.state.sessions = make_session_factory(engine)
+    app.state.redis = redis.Redis.from_url(redis_url, decode_responses=True)
+    app.state.keys = Keys(redis_namespace or redis_settings.namespace)
+    app.state.api_settings = settings
+    app.state.dag_limits = dag_limits or DagLimits()
+    app.state.listener = listener
+    install_problem_handlers(app)
+    for router in (jobs.router, dags.router, partitions.router, health.router):
+        app.include_router(router)
+    app.add_middleware(RateLimit, per_s=settings.rate_limit_per_s, burst=settings.rate_limit_burst)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,127 @@
+"""Pure ASGI middleware: body size limit (413) and a per-token rate limit (429)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+
+
+async def send_problem(
+    send: Send,
+    scope: Scope,
+    status: int,
+    title: str,
+    detail: str,
+    headers: list[Any] = (),  # type: ignore[assignment]
+) -> None:
+    body = json.dumps(
+        {
+            "type": TYPE_BASE + title.lower().replace(" ", "-"),
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "instance": scope.get("path", "/"),
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodySizeLimit:
+    """413 when Content-Length says so, or as soon as a streamed body passes the limit."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        detail = f"the request body is larger than {self.max_bytes} bytes"
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                await send_problem(send, scope, 413, "Content Too Large", detail)
+                return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await send_problem(send, scope, 413, "Content Too Large", detail)
+
+
+class RateLimit:
+    """A token bucket per bearer token (or client address); off when ``per_s`` is 0."""
+
+    def __init__(self, app: ASGIApp, *, per_s: float, burst: int) -> None:
+        self.app = app
+        self.per_s = per_s
+        self.burst = float(burst)
+        self.buckets: dict[bytes, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def _allow(self, who: bytes) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.per_s)
+            allowed = tokens >= 1.0
+            self.buckets[who] = (tokens - 1.0 if allowed else tokens, now)
+            return allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.per_s <= 0:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        client = scope.get("client") or ("-", 0)
+        who = headers.get(b"authorization") or str(client[0]).encode()
+        if self._allow(who):
+            await self.app(scope, receive, send)
+            return
+        retry = str(max(1, int(1 / self.per_s))).encode()
+        await send_problem(
+            send,
+            scope,
+            429,
+            "Too Many Requests",
+            f"more than {self.per_s:g} requests per second",
+            [(b"retry-after", retry)],
+        )

@@ -1,0 +1,1 @@
+"""Routers only route: they parse, call a service function and shape the response."""

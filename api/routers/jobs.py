@@ -1,0 +1,177 @@
+"""/v1/jobs: submit, list, read (ETag, long-poll), act on, and page through results."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from typing import Annotated
+
+import redis
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session, sessionmaker
+
+from api.deps import ApiSettingsDep, KeysDep, LimitsDep, RedisDep, SessionDep, TokenDep
+from api.problems import PROBLEM_RESPONSES
+from api.schemas import JobPage, JobView, ResultPage
+from jetspark.dag.model import JobSpec
+from jetspark.jobs import service
+from jetspark.jobs.status import JobStatus
+from jetspark.queue.keys import Keys
+from jetspark.queue.stream import announce
+
+router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
+
+
+def _announce(session: Session, client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+    """Tell the workers; if Redis is down the job stays QUEUED and the reconciler tells them."""
+    with contextlib.suppress(redis.RedisError):
+        announce(client, keys, job_id)
+        service.mark_announced(session, job_id)
+
+
+def _etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    return any(tag.strip() in {etag, "*", f"W/{etag}"} for tag in if_none_match.split(","))
+
+
+@router.post("/jobs", status_code=201, operation_id="jobs-submit", response_model=JobView)
+def submit_job(
+    spec: JobSpec,
+    response: Response,
+    session: SessionDep,
+    client: RedisDep,
+    keys: KeysDep,
+    limits: LimitsDep,
+    _token: TokenDep,
+    idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
+) -> JobView:
+    """Validate and queue a DAG. The same Idempotency-Key and body return the same job."""
+    submitted = service.submit_job(
+        session, spec=spec, limits=limits, idempotency_key=idempotency_key
+    )
+    job = submitted.job
+    if submitted.created:
+        _announce(session, client, keys, job.id)
+    else:
+        response.status_code = 200
+    response.headers["Location"] = f"/v1/jobs/{job.id}"
+    response.headers["ETag"] = _etag(job.version)
+    return JobView.of(job)
+
+
+@router.get("/jobs", operation_id="jobs-list", response_model=JobPage)
+def list_jobs(
+    session: SessionDep,
+    _token: TokenDep,
+    status: Annotated[list[JobStatus] | None, Query()] = None,
+    name: Annotated[str | None, Query(max_length=256)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> JobPage:
+    """Newest first, filtered by status (repeatable) and name, a page at a time."""
+    jobs, next_cursor = service.list_jobs(
+        session, statuses=status, name=name, limit=limit, cursor=cursor
+    )
+    return JobPage(items=[JobView.of(j) for j in jobs], next_cursor=next_cursor)
+
+
+def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> JobView:
+    with sessions() as session:
+        return JobView.of(service.get_job(session, job_id))
+
+
+@router.get(
+    "/jobs/{job_id}",
+    operation_id="jobs-get",
+    response_model=JobView,
+    responses={304: {"description": "Not modified"}},
+)
+async def get_job(
+    request: Request,
+    job_id: uuid.UUID,
+    _token: TokenDep,
+    api_settings: ApiSettingsDep,
+    wait_s: Annotated[float, Query(ge=0, le=3600)] = 0,
+    if_none_match: Annotated[str | None, Header(max_length=256)] = None,
+) -> Response:
+    """A job. With ``If-None-Match`` and ``wait_s``, waits until the job changes (long-poll)."""
+    sessions = request.app.state.sessions
+    view = await run_in_threadpool(_read_view, sessions, job_id)
+    wait = min(wait_s, api_settings.long_poll_max_s)
+    if wait > 0 and _matches(if_none_match, _etag(view.version)):
+        listener = request.app.state.listener
+        event = listener.waiter(job_id)
+        try:
+            view = await run_in_threadpool(_read_view, sessions, job_id)
+            if _matches(if_none_match, _etag(view.version)):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), timeout=wait)
+                view = await run_in_threadpool(_read_view, sessions, job_id)
+        finally:
+            listener.forget(job_id, event)
+    etag = _etag(view.version)
+    if _matches(if_none_match, etag):
+        return Response(status_code=304, headers={"ETag": etag})
+    return Response(view.model_dump_json(), media_type="application/json", headers={"ETag": etag})
+
+
+def _act(action: str, job_id: uuid.UUID, session: Session) -> JobView:
+    return JobView.of(service.request_transition(session, job_id=job_id, action=action))
+
+
+@router.post("/jobs/{job_id}/cancel", operation_id="jobs-cancel", response_model=JobView)
+def cancel_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
+    """Cancel a job; a running one stops within a heartbeat. 409 if it already ended."""
+    return _act("cancel", job_id, session)
+
+
+@router.post("/jobs/{job_id}/suspend", operation_id="jobs-suspend", response_model=JobView)
+def suspend_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
+    """Suspend a queued or running job."""
+    return _act("suspend", job_id, session)
+
+
+@router.post("/jobs/{job_id}/resume", operation_id="jobs-resume", response_model=JobView)
+def resume_job(
+    job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
+) -> JobView:
+    """Queue a suspended job again."""
+    view = _act("resume", job_id, session)
+    _announce(session, client, keys, job_id)
+    return view
+
+
+@router.post("/jobs/{job_id}/restart", operation_id="jobs-restart", response_model=JobView)
+def restart_job(
+    job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
+) -> JobView:
+    """Stop a running job and queue it again as a new attempt."""
+    view = _act("restart", job_id, session)
+    _announce(session, client, keys, job_id)
+    return view
+
+
+@router.get("/jobs/{job_id}/results", operation_id="jobs-results", response_model=ResultPage)
+def job_results(
+    job_id: uuid.UUID,
+    session: SessionDep,
+    api_settings: ApiSettingsDep,
+    _token: TokenDep,
+    limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
+    cursor: Annotated[str | None, Query(max_length=32, pattern=r"^\d+$")] = None,
+) -> ResultPage:
+    """The records a ``sink.results`` vertex kept, in order, a page at a time."""
+    items, last = service.list_results(
+        session,
+        job_id=job_id,
+        limit=min(limit, api_settings.results_page_max),
+        after=int(cursor) if cursor else None,
+    )
+    return ResultPage(items=items, next_cursor=str(last) if last is not None else None)

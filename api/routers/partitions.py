@@ -1,0 +1,41 @@
+"""/v1/partitions — where a key goes (SPEC §4), computed as the engine computes it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from api.deps import TokenDep
+from api.problems import PROBLEM_RESPONSES, Problem
+from api.schemas import PartitionView
+from jetspark.dag.partitioning import DEFAULT_PARTITION_COUNT, canonical, partition_id
+
+router = APIRouter(prefix="/v1", tags=["partitions"], responses=PROBLEM_RESPONSES)
+
+
+@router.get("/partitions", operation_id="partitions-get", response_model=PartitionView)
+def get_partition(
+    _token: TokenDep,
+    key: Annotated[str, Query(max_length=4096)],
+    key_type: Annotated[Literal["string", "int", "json"], Query()] = "string",
+    partition_count: Annotated[int, Query(ge=1, le=1_000_000)] = DEFAULT_PARTITION_COUNT,
+) -> PartitionView:
+    """The partition id of ``key``: a string, an integer (``key_type=int``) or a JSON value."""
+    value: object = key
+    try:
+        if key_type == "int":
+            value = int(key)
+            if not -(2**63) <= value < 2**63:
+                raise ValueError("outside the 64-bit range")
+        elif key_type == "json":
+            value = json.loads(key)
+    except ValueError as error:
+        raise Problem(422, f"key {key!r} is not a valid {key_type}: {error}") from None
+    return PartitionView(
+        key=value,
+        canonical_hex=canonical(value).hex(),
+        partition_id=partition_id(value, partition_count),
+        partition_count=partition_count,
+    )

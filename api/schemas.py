@@ -1,0 +1,99 @@
+"""Response views of the API."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from jetspark.db.tables import Job
+from jetspark.jobs.status import JobStatus
+
+
+class JobError(BaseModel):
+    type: str
+    message: str
+
+
+class Progress(BaseModel):
+    items_in: int
+    items_out: int
+
+
+class JobView(BaseModel):
+    """A job as clients see it."""
+
+    id: uuid.UUID
+    name: str
+    status: JobStatus
+    version: int
+    attempt: int
+    worker: str | None
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: JobError | None
+    progress: Progress
+    vertex_counts: dict[str, Any] | None
+    last_snapshot: dict[str, Any] | None = None
+    plan: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, job: Job) -> JobView:
+        error = (
+            JobError(type=job.error_type, message=job.error_message or "")
+            if job.error_type
+            else None
+        )
+        return cls(
+            id=job.id,
+            name=job.name,
+            status=JobStatus(job.status),
+            version=job.version,
+            attempt=job.attempt,
+            worker=job.worker,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+            error=error,
+            progress=Progress(items_in=job.items_in, items_out=job.items_out),
+            vertex_counts=job.vertex_counts,
+            plan=job.plan,
+        )
+
+
+class JobPage(BaseModel):
+    items: list[JobView]
+    next_cursor: str | None
+
+
+class ResultPage(BaseModel):
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class Diagnostic(BaseModel):
+    level: str
+    message: str
+
+
+class ValidationReport(BaseModel):
+    valid: bool
+    diagnostics: list[Diagnostic]
+    plan: dict[str, Any]
+
+
+class PartitionView(BaseModel):
+    key: Any
+    canonical_hex: str
+    partition_id: int
+    partition_count: int
+
+
+class Health(BaseModel):
+    status: str
+    checks: dict[str, str] = {}
