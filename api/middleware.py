@@ -43,12 +43,12 @@ async def send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodySizeLimit:
-    """413 when Content-Length says so, or as soon as a streamed body passes the limit."""
+    """413 when Content-Length says so, or as soon as a streamed body passes the limit.
+
+    The body is read up to the limit before the app runs (1 MiB by default), then replayed,
+    so a refusal never reaches the app half-way through parsing.
+    """
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
@@ -63,28 +63,27 @@ class BodySizeLimit:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
                 await send_problem(send, scope, 413, "Content Too Large", detail)
                 return
-        seen = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal seen
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
                 await send_problem(send, scope, 413, "Content Too Large", detail)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
 
 class RateLimit:

@@ -27,7 +27,7 @@ def test_submit_queues_the_job_and_announces_it(
     assert response.headers["location"] == f"/v1/jobs/{job['id']}"
     assert job["status"] == "QUEUED" and job["attempt"] == 0
     assert job["plan"]["stages"][0]["vertices"] == ["lines", "tokenize"]
-    entries = redis_client.xrange(Keys(redis_namespace).jobs_stream)
+    entries: list[Any] = redis_client.xrange(Keys(redis_namespace).jobs_stream)  # type: ignore[assignment]
     assert job["id"] in {fields["job_id"] for _, fields in entries}
 
 
