@@ -1,0 +1,1 @@
+"""Real PostgreSQL and Valkey servers from PyPI packages, for `jetspark up` and the tests."""
