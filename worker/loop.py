@@ -1,0 +1,177 @@
+"""The worker's life: dequeue, claim, perform, heartbeat, reap, reconcile — until told to stop."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import redis
+import structlog
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.db.tables import Job
+from jetspark.jobs import orchestration
+from jetspark.queue import stream
+from jetspark.queue.keys import Keys
+from jetspark.settings import WorkerSettings
+from worker.engine.contract import JobControl, RunnableJob
+from worker.reconciler import reconcile
+from worker.runner import EngineRun, HeldJob, perform
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger("jetspark.worker")
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Worker:
+    """One PySpark driver taking jobs from the stream; several jobs at once."""
+
+    def __init__(
+        self,
+        *,
+        spark: SparkSession,
+        sessions: sessionmaker[Session],
+        client: redis.Redis,
+        keys: Keys,
+        engine_run: EngineRun,
+        settings: WorkerSettings | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.spark = spark
+        self.sessions = sessions
+        self.client = client
+        self.keys = keys
+        self.engine_run = engine_run
+        self.settings = settings or WorkerSettings()
+        self.id = worker_id or new_worker_id()
+        self.lease = timedelta(seconds=self.settings.lease_s)
+        self.held: dict[uuid.UUID, HeldJob] = {}
+        self.pool = ThreadPoolExecutor(self.settings.max_concurrent_jobs, thread_name_prefix="job")
+        self.stopping = threading.Event()
+        self._next_heartbeat = 0.0
+        self._next_reconcile = 0.0
+
+    # -- the loop -----------------------------------------------------------------------
+    def run(self) -> None:
+        """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed."""
+        stream.ensure_group(self.client, self.keys)
+        log.info("worker started", worker=self.id)
+        while not self.stopping.is_set():
+            self.step()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        log.info("worker stopped", worker=self.id)
+
+    def step(self) -> None:
+        """One turn of the loop (tests drive it directly)."""
+        now = time.monotonic()
+        self.forget_finished()
+        if now >= self._next_heartbeat:
+            self.heartbeat()
+            self._next_heartbeat = now + self.settings.heartbeat_s
+        if now >= self._next_reconcile:
+            self.reconcile()
+            self._next_reconcile = now + self.settings.reconcile_interval_s
+        free = self.settings.max_concurrent_jobs - len(self.held)
+        if free <= 0:
+            self.stopping.wait(min(0.2, self.settings.heartbeat_s))
+            return
+        for entry in self.reap(free) or self.dequeue(free):
+            self.claim(entry)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    # -- the lifecycle ------------------------------------------------------------------
+    def dequeue(self, count: int) -> list[stream.Entry]:
+        block = min(self.settings.poll_block_ms, int(self.settings.heartbeat_s * 1000))
+        return stream.read_new(self.client, self.keys, self.id, count=count, block_ms=block)
+
+    def reap(self, count: int) -> list[stream.Entry]:
+        """Entries a dead worker left idle past a lease."""
+        idle_ms = int(self.settings.lease_s * 1000)
+        return stream.reclaim_idle(
+            self.client, self.keys, self.id, min_idle_ms=idle_ms, count=count
+        )
+
+    def claim(self, entry: stream.Entry) -> HeldJob | None:
+        """Claim in PostgreSQL (exactly one worker wins) and start performing."""
+        with self.sessions() as session:
+            job = orchestration.claim(session, entry.job_id, worker=self.id, lease=self.lease)
+            session.commit()
+            if job is None:
+                # Not claimable now (ended, held under a live lease, or a duplicate entry):
+                # the reconciler re-announces it if it ever needs a worker again.
+                stream.ack(self.client, self.keys, [entry.entry_id])
+                return None
+            held = HeldJob(
+                job=RunnableJob(
+                    id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
+                ),
+                entry_id=entry.entry_id,
+                fencing_token=job.fencing_token,
+                control=JobControl(job_group=f"job-{job.id}"),
+            )
+        self.held[held.job.id] = held
+        log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
+        self.pool.submit(
+            perform,
+            held,
+            spark=self.spark,
+            sessions=self.sessions,
+            engine_run=self.engine_run,
+            worker=self.id,
+        )
+        return held
+
+    def heartbeat(self) -> None:
+        """Renew every lease; a refused renewal means stop that job now."""
+        alive: list[str] = []
+        for held in list(self.held.values()):
+            if held.done:
+                continue
+            with self.sessions() as session:
+                renewed = orchestration.renew_lease(
+                    session, held.job.id, fencing_token=held.fencing_token, lease=self.lease
+                )
+                session.commit()
+            if renewed:
+                alive.append(held.entry_id)
+            elif not held.control.cancelled.is_set():
+                log.info("lease refused: stopping job", job=str(held.job.id))
+                held.control.cancelled.set()
+                self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+        stream.touch(self.client, self.keys, self.id, alive)
+        self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+
+    def forget_finished(self) -> None:
+        for job_id, held in list(self.held.items()):
+            if held.done:
+                stream.ack(self.client, self.keys, [held.entry_id])
+                del self.held[job_id]
+
+    def reconcile(self) -> None:
+        reconcile(
+            sessions=self.sessions,
+            client=self.client,
+            keys=self.keys,
+            reannounce_after=timedelta(seconds=self.settings.reannounce_after_s),
+            lock_ttl=timedelta(seconds=self.settings.reconcile_interval_s),
+            worker=self.id,
+        )
+
+    def job_status(self, job_id: uuid.UUID) -> str | None:
+        with self.sessions() as session:
+            job = session.get(Job, job_id)
+            return job.status if job else None

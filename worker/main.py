@@ -1,0 +1,57 @@
+"""``jetspark worker`` / ``python -m worker.main``: a long-lived worker with a warm SparkSession."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+import redis
+import structlog
+
+from jetspark.db.engine import make_engine, make_session_factory
+from jetspark.queue.keys import Keys
+from jetspark.settings import DatabaseSettings, RedisSettings, SparkSettings, WorkerSettings
+from jetspark.spark_session import build_spark_session
+from worker.engine import run_job
+from worker.loop import Worker
+
+log = structlog.get_logger("jetspark.worker")
+
+
+def run_worker() -> None:
+    """Build the session once (warm), then loop until SIGTERM or SIGINT."""
+    database, redis_settings = DatabaseSettings(), RedisSettings()
+    if not database.url or not redis_settings.url:
+        raise SystemExit("error: set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL")
+    spark_settings = SparkSettings()
+    spark = build_spark_session(
+        master=spark_settings.master,
+        app_name=spark_settings.app_name,
+        shuffle_partitions=spark_settings.shuffle_partitions,
+    )
+    engine = make_engine(database.url, pool_size=4)
+    worker = Worker(
+        spark=spark,
+        sessions=make_session_factory(engine),
+        client=redis.Redis.from_url(redis_settings.url, decode_responses=True),
+        keys=Keys(redis_settings.namespace),
+        engine_run=run_job,
+        settings=WorkerSettings(),
+    )
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("stopping", signal=signum)
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        worker.run()
+    finally:
+        spark.stop()
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    run_worker()

@@ -1,0 +1,72 @@
+"""Keep Redis consistent with PostgreSQL, the truth.
+
+Re-announces QUEUED jobs that Redis may have lost (it restarted empty, or an XADD failed
+after the commit), and requeues jobs whose holder's lease ran out without anybody reclaiming
+them. One reconciler runs at a time, under a Redis lock.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import redis
+import structlog
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.db.tables import Job
+from jetspark.jobs import orchestration
+from jetspark.jobs.orchestration import OrchestrationError
+from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
+from jetspark.queue.keys import Keys
+from jetspark.queue.stream import announce, ensure_group
+
+log = structlog.get_logger("jetspark.reconciler")
+
+
+def reconcile(
+    *,
+    sessions: sessionmaker[Session],
+    client: redis.Redis,
+    keys: Keys,
+    reannounce_after: timedelta,
+    lock_ttl: timedelta,
+    worker: str,
+) -> int:
+    """One pass; returns how many jobs were announced again."""
+    if not client.set(
+        keys.reconciler_lock, worker, nx=True, px=int(lock_ttl.total_seconds() * 1000)
+    ):
+        return 0
+    ensure_group(client, keys)
+    announced = 0
+    with sessions() as session:
+        now = orchestration.now()
+        expired = session.execute(
+            select(Job.id).where(
+                Job.status.in_([s.value for s in HELD_BY_WORKER]),
+                Job.lease_expires_at < now,
+            )
+        ).scalars()
+        for job_id in list(expired):
+            try:
+                orchestration.transition(
+                    session, job_id, JobStatus.QUEUED, cause="lease expired", worker=worker
+                )
+                session.commit()
+            except OrchestrationError:
+                session.rollback()
+        stale = session.execute(
+            select(Job).where(
+                Job.status == JobStatus.QUEUED.value,
+                or_(Job.announced_at.is_(None), Job.announced_at < now - reannounce_after),
+            )
+        ).scalars()
+        for job in list(stale):
+            announce(client, keys, job.id)
+            job.announced_at = now
+            announced += 1
+        session.commit()
+    if announced:
+        log.info("re-announced queued jobs", count=announced)
+    return announced
