@@ -54,15 +54,19 @@ def read_new(
     client: redis.Redis, keys: Keys, consumer: str, *, count: int, block_ms: int
 ) -> list[Entry]:
     """New entries for this consumer (XREADGROUP ... >), waiting up to ``block_ms``."""
-    try:
-        reply = client.xreadgroup(
+
+    def read() -> Any:
+        return client.xreadgroup(
             keys.workers_group, consumer, {keys.jobs_stream: ">"}, count=count, block=block_ms
         )
+
+    try:
+        reply = read()
     except redis.ResponseError as error:
         if "NOGROUP" not in str(error):
             raise
-        ensure_group(client, keys)
-        return []
+        ensure_group(client, keys)  # from id 0: entries announced before the group are seen
+        reply = read()
     streams: list[Any] = list(reply or [])
     return [e for _, raw in streams for e in _entries(raw)]
 

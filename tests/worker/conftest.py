@@ -1,0 +1,118 @@
+"""Workers in this process, driven step by step, against the session's services and Spark."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from pyspark.sql import SparkSession
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.dag.model import JobSpec
+from jetspark.db.tables import Job
+from jetspark.jobs import service
+from jetspark.queue import stream
+from jetspark.queue.keys import Keys
+from jetspark.settings import DagLimits, WorkerSettings
+from worker.engine import run_job
+from worker.loop import Worker
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
+FAST = WorkerSettings(
+    lease_s=2, heartbeat_s=0.2, poll_block_ms=100, reconcile_interval_s=3600, max_concurrent_jobs=2
+)
+
+LONG_JOB: dict[str, Any] = {
+    "name": "long",
+    "dag": {
+        "vertices": [
+            {"name": "numbers", "processor": "source.sequence", "params": {"count": 10**12}},
+            {"name": "log", "processor": "sink.logger"},
+        ],
+        "edges": [{"from": "numbers", "to": "log"}],
+    },
+    "config": {"members": 1, "local_parallelism": 1},
+}
+
+
+@pytest.fixture
+def sessions(db_engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(db_engine, expire_on_commit=False)
+
+
+@pytest.fixture
+def keys(redis_namespace: str) -> Keys:
+    return Keys(f"{redis_namespace}-{uuid.uuid4().hex[:6]}")
+
+
+@pytest.fixture
+def make_worker(
+    spark: SparkSession, sessions: sessionmaker[Session], redis_client: redis.Redis, keys: Keys
+) -> Iterator[Callable[..., Worker]]:
+    made: list[Worker] = []
+
+    def make(worker_id: str, settings: WorkerSettings = FAST) -> Worker:
+        worker = Worker(
+            spark=spark,
+            sessions=sessions,
+            client=redis_client,
+            keys=keys,
+            engine_run=run_job,
+            settings=settings,
+            worker_id=worker_id,
+        )
+        stream.ensure_group(redis_client, keys)
+        made.append(worker)
+        return worker
+
+    yield make
+    for worker in made:
+        for held in worker.held.values():
+            held.control.cancelled.set()
+            spark.sparkContext.cancelJobGroup(held.control.job_group)
+        worker.pool.shutdown(wait=True)
+
+
+@pytest.fixture
+def submit(
+    sessions: sessionmaker[Session], redis_client: redis.Redis, keys: Keys
+) -> Callable[[dict[str, Any]], uuid.UUID]:
+    def submit_body(body: dict[str, Any]) -> uuid.UUID:
+        with sessions() as session:
+            job = service.submit_job(
+                session, spec=JobSpec.model_validate(body), limits=DagLimits()
+            ).job
+            stream.announce(redis_client, keys, job.id)
+            return job.id
+
+    return submit_body
+
+
+def word_count_body() -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(EXAMPLE.read_text())
+    return body
+
+
+def status_of(sessions: sessionmaker[Session], job_id: uuid.UUID) -> str:
+    with sessions() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        return job.status
+
+
+def drive_until(
+    workers: list[Worker], done: Callable[[], bool], *, deadline_s: float = 60, what: str = ""
+) -> None:
+    """Step the workers until ``done()``; fail after the deadline."""
+    deadline = time.monotonic() + deadline_s
+    while not done():
+        assert time.monotonic() < deadline, f"not reached within {deadline_s}s: {what}"
+        for worker in workers:
+            worker.step()
