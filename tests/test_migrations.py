@@ -1,0 +1,83 @@
+"""Alembic upgrade and downgrade on a real PostgreSQL server, in a database of their own."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+
+from jetspark.db.base import Base
+from jetspark.db.engine import normalize_url
+from jetspark.db.migrate import downgrade, upgrade
+
+TABLES = {"jobs", "job_transitions", "job_results", "snapshots"}
+
+
+@pytest.fixture
+def empty_database_url(server_database_url: str) -> Iterator[str]:
+    """A database with nothing in it, dropped afterwards."""
+    name = f"jetspark_migrate_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(normalize_url(server_database_url)).set(database=name)
+    yield url.render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _schema(url: str) -> tuple[set[str], set[str], str | None]:
+    """Tables, indexes and the Alembic revision of the database at ``url``."""
+    engine = create_engine(normalize_url(url))
+    try:
+        inspector = inspect(engine)
+        tables = set(inspector.get_table_names())
+        indexes = {
+            index["name"]
+            for table in tables - {"alembic_version"}
+            for index in inspector.get_indexes(table)
+            if index["name"]
+        }
+        revision = None
+        if "alembic_version" in tables:
+            with engine.connect() as conn:
+                revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return tables, indexes, revision
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_downgrade_upgrade(empty_database_url: str) -> None:
+    url = empty_database_url
+    assert _schema(url)[0] == set()
+
+    upgrade(url, "head")
+    tables, indexes, revision = _schema(url)
+    assert tables == TABLES | {"alembic_version"}
+    assert {"ix_jobs_status", "ix_jobs_created_at_id", "ix_snapshots_job_id_snapshot_id"} <= indexes
+    assert revision == revision_of_head(url)
+    # The migrations and the models agree on the tables they define.
+    assert set(Base.metadata.tables) == TABLES
+
+    downgrade(url, "base")
+    tables, indexes, gone = _schema(url)
+    assert tables <= {"alembic_version"}, "downgrade to base left tables behind"
+    assert indexes == set() and gone is None
+
+    upgrade(url, "head")
+    tables, _, again = _schema(url)
+    assert tables == TABLES | {"alembic_version"} and again == revision
+
+
+def revision_of_head(url: str) -> str:
+    from alembic.script import ScriptDirectory
+
+    from jetspark.db.migrate import alembic_config
+
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    assert head is not None
+    return head
