@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -110,6 +111,16 @@ def _as_problem(error: Exception) -> Problem:
         return Problem(422, str(error), slug="idempotency-key-reused", title="Key reused")
     if isinstance(error, InvalidCursor):
         return Problem(422, str(error), slug="invalid-cursor", title="Invalid cursor")
+    if isinstance(error, StarletteHTTPException) and error.status_code == 400:
+        # FastAPI's "error parsing the body" (e.g. bytes that are not UTF-8): malformed input,
+        # answered like malformed JSON so clients see one status for one kind of mistake.
+        return Problem(
+            422,
+            f"/: the body is not valid JSON ({error.detail})",
+            slug="invalid-request",
+            title="Invalid request",
+            errors=[{"pointer": "/", "message": "the body is not valid JSON text"}],
+        )
     if isinstance(error, StarletteHTTPException):
         return Problem(
             error.status_code,
@@ -119,9 +130,35 @@ def _as_problem(error: Exception) -> Problem:
     return Problem(500, "internal error", slug="internal-error")
 
 
+def _allowed_methods(request: Request) -> str | None:
+    """Every documented method at this path, or None for an undocumented path.
+
+    Starlette's 405 names only the methods of the first route whose path matched, so
+    ``OPTIONS /v1/jobs`` said ``Allow: POST`` although ``GET /v1/jobs`` exists too.
+    """
+    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(
+        request.app.state, "allowed_methods", None
+    )
+    if table is None:
+        table = [
+            (
+                re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$"),
+                {method.upper() for method in operations},
+            )
+            for path, operations in request.app.openapi()["paths"].items()
+        ]
+        request.app.state.allowed_methods = table
+    methods = {m for pattern, ms in table if pattern.match(request.url.path) for m in ms}
+    return ", ".join(sorted(methods)) if methods else None
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     async def handle(request: Request, error: Exception) -> ProblemResponse:
-        return problem_response(request, _as_problem(error))
+        problem = _as_problem(error)
+        allowed = _allowed_methods(request) if problem.status == 405 else None
+        if allowed:
+            problem.headers = {**(problem.headers or {}), "Allow": allowed}
+        return problem_response(request, problem)
 
     for kind in (
         Problem,
@@ -136,12 +173,18 @@ def install_problem_handlers(app: FastAPI) -> None:
         app.add_exception_handler(kind, handle)
 
 
-PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {
+def _problem_response(status: int) -> dict[str, Any]:
+    return {
         "model": ProblemDetail,
         "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/ProblemDetail"}}},
         "description": HTTPStatus(status).phrase,
     }
-    for status in (401, 404, 413, 422, 429)
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: _problem_response(status) for status in (401, 404, 413, 422, 429)
 }
 """Documented on every route so clients know error bodies' shape."""
+
+CONFLICT: dict[int | str, dict[str, Any]] = {409: _problem_response(409)}
+"""Also on the routes that change a job's status: the move is not allowed from its status."""

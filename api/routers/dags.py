@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from api.deps import LimitsDep, TokenDep
 from api.problems import PROBLEM_RESPONSES
 from api.schemas import Diagnostic, ValidationReport
+from api.storable import require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
@@ -17,6 +18,7 @@ router = APIRouter(prefix="/v1", tags=["dags"], responses=PROBLEM_RESPONSES)
 @router.post("/dags:validate", operation_id="dags-validate", response_model=ValidationReport)
 def validate_dag(spec: JobSpec, limits: LimitsDep, _token: TokenDep) -> ValidationReport:
     """Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422."""
+    require_storable(spec)  # the same 422 as submission gives
     dag = validate_job(spec, limits)
     plan = build_plan(dag)
     diagnostics = [

@@ -13,8 +13,9 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 
 from api.deps import ApiSettingsDep, KeysDep, LimitsDep, RedisDep, SessionDep, TokenDep
-from api.problems import PROBLEM_RESPONSES
+from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.schemas import JobPage, JobView, ResultPage
+from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
@@ -41,7 +42,13 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
     return any(tag.strip() in {etag, "*", f"W/{etag}"} for tag in if_none_match.split(","))
 
 
-@router.post("/jobs", status_code=201, operation_id="jobs-submit", response_model=JobView)
+@router.post(
+    "/jobs",
+    status_code=201,
+    operation_id="jobs-submit",
+    response_model=JobView,
+    responses={200: {"model": JobView, "description": "An Idempotency-Key replay: the same job"}},
+)
 def submit_job(
     spec: JobSpec,
     response: Response,
@@ -53,6 +60,7 @@ def submit_job(
     idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
 ) -> JobView:
     """Validate and queue a DAG. The same Idempotency-Key and body return the same job."""
+    require_storable(spec)
     submitted = service.submit_job(
         session, spec=spec, limits=limits, idempotency_key=idempotency_key
     )
@@ -71,7 +79,7 @@ def list_jobs(
     session: SessionDep,
     _token: TokenDep,
     status: Annotated[list[JobStatus] | None, Query()] = None,
-    name: Annotated[str | None, Query(max_length=256)] = None,
+    name: Annotated[str | None, Query(max_length=256, pattern=NO_NUL)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> JobPage:
@@ -126,19 +134,34 @@ def _act(action: str, job_id: uuid.UUID, session: Session) -> JobView:
     return JobView.of(service.request_transition(session, job_id=job_id, action=action))
 
 
-@router.post("/jobs/{job_id}/cancel", operation_id="jobs-cancel", response_model=JobView)
+@router.post(
+    "/jobs/{job_id}/cancel",
+    operation_id="jobs-cancel",
+    response_model=JobView,
+    responses=CONFLICT,
+)
 def cancel_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
     """Cancel a job; a running one stops within a heartbeat. 409 if it already ended."""
     return _act("cancel", job_id, session)
 
 
-@router.post("/jobs/{job_id}/suspend", operation_id="jobs-suspend", response_model=JobView)
+@router.post(
+    "/jobs/{job_id}/suspend",
+    operation_id="jobs-suspend",
+    response_model=JobView,
+    responses=CONFLICT,
+)
 def suspend_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
     """Suspend a queued or running job."""
     return _act("suspend", job_id, session)
 
 
-@router.post("/jobs/{job_id}/resume", operation_id="jobs-resume", response_model=JobView)
+@router.post(
+    "/jobs/{job_id}/resume",
+    operation_id="jobs-resume",
+    response_model=JobView,
+    responses=CONFLICT,
+)
 def resume_job(
     job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
 ) -> JobView:
@@ -148,7 +171,12 @@ def resume_job(
     return view
 
 
-@router.post("/jobs/{job_id}/restart", operation_id="jobs-restart", response_model=JobView)
+@router.post(
+    "/jobs/{job_id}/restart",
+    operation_id="jobs-restart",
+    response_model=JobView,
+    responses=CONFLICT,
+)
 def restart_job(
     job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
 ) -> JobView:
@@ -165,7 +193,8 @@ def job_results(
     api_settings: ApiSettingsDep,
     _token: TokenDep,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
-    cursor: Annotated[str | None, Query(max_length=32, pattern=r"^\d+$")] = None,
+    # At most 18 ASCII digits: every cursor fits PostgreSQL's bigint (a longer one was a 500).
+    cursor: Annotated[str | None, Query(max_length=18, pattern=r"^[0-9]{1,18}$")] = None,
 ) -> ResultPage:
     """The records a ``sink.results`` vertex kept, in order, a page at a time."""
     items, last = service.list_results(
