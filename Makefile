@@ -37,6 +37,7 @@ openapi: install
 
 client: openapi
 	$(BIN)/openapi-python-client generate --path openapi/openapi.json --meta none \
+		--config clients/openapi-python-client.yaml \
 		--output-path clients/jetspark_client --overwrite
 
 bench: install

@@ -1,0 +1,1 @@
+"""Clients generated from openapi/openapi.json (``make client``)."""

@@ -1,0 +1,61 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .dag_spec import DagSpec
+from .diagnostic import Diagnostic
+from .edge_config import EdgeConfig
+from .edge_spec import EdgeSpec
+from .health import Health
+from .health_checks import HealthChecks
+from .job_config import JobConfig
+from .job_error import JobError
+from .job_page import JobPage
+from .job_spec import JobSpec
+from .job_status import JobStatus
+from .job_view import JobView
+from .job_view_last_snapshot_type_0 import JobViewLastSnapshotType0
+from .job_view_plan_type_0 import JobViewPlanType0
+from .job_view_vertex_counts_type_0 import JobViewVertexCountsType0
+from .partition_view import PartitionView
+from .partitions_get_key_type import PartitionsGetKeyType
+from .problem_detail import ProblemDetail
+from .problem_detail_errors_type_0_item import ProblemDetailErrorsType0Item
+from .processing_guarantee import ProcessingGuarantee
+from .progress import Progress
+from .result_page import ResultPage
+from .result_page_items_item import ResultPageItemsItem
+from .routing import Routing
+from .validation_report import ValidationReport
+from .validation_report_plan import ValidationReportPlan
+from .vertex_spec import VertexSpec
+from .vertex_spec_params import VertexSpecParams
+
+__all__ = (
+    "DagSpec",
+    "Diagnostic",
+    "EdgeConfig",
+    "EdgeSpec",
+    "Health",
+    "HealthChecks",
+    "JobConfig",
+    "JobError",
+    "JobPage",
+    "JobSpec",
+    "JobStatus",
+    "JobView",
+    "JobViewLastSnapshotType0",
+    "JobViewPlanType0",
+    "JobViewVertexCountsType0",
+    "PartitionsGetKeyType",
+    "PartitionView",
+    "ProblemDetail",
+    "ProblemDetailErrorsType0Item",
+    "ProcessingGuarantee",
+    "Progress",
+    "ResultPage",
+    "ResultPageItemsItem",
+    "Routing",
+    "ValidationReport",
+    "ValidationReportPlan",
+    "VertexSpec",
+    "VertexSpecParams",
+)
