@@ -1,4 +1,8 @@
-"""Dependencies as Annotated aliases, so route signatures read like prose."""
+"""Dependencies as Annotated aliases, so route signatures read like prose.
+
+The ones that only look up app state are ``async def``: FastAPI runs a plain ``def``
+dependency in the threadpool, a hop that cost the status-read hot path more than the read.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from api.auth import require_token
+from api.notifications import JobViewCache
 from jetspark.queue.keys import Keys
 from jetspark.settings import ApiSettings, DagLimits
 
@@ -19,22 +24,27 @@ def _session(request: Request) -> Iterator[Session]:
         yield session
 
 
-def _redis(request: Request) -> redis.Redis:
+async def _redis(request: Request) -> redis.Redis:
     client: redis.Redis = request.app.state.redis
     return client
 
 
-def _keys(request: Request) -> Keys:
+async def _keys(request: Request) -> Keys:
     keys: Keys = request.app.state.keys
     return keys
 
 
-def _api_settings(request: Request) -> ApiSettings:
+async def _api_settings(request: Request) -> ApiSettings:
     settings: ApiSettings = request.app.state.api_settings
     return settings
 
 
-def _limits(request: Request) -> DagLimits:
+async def _view_cache(request: Request) -> JobViewCache:
+    cache: JobViewCache = request.app.state.listener.cache
+    return cache
+
+
+async def _limits(request: Request) -> DagLimits:
     limits: DagLimits = request.app.state.dag_limits
     return limits
 
@@ -45,3 +55,4 @@ KeysDep = Annotated[Keys, Depends(_keys)]
 TokenDep = Annotated[str, Depends(require_token)]
 ApiSettingsDep = Annotated[ApiSettings, Depends(_api_settings)]
 LimitsDep = Annotated[DagLimits, Depends(_limits)]
+ViewCacheDep = Annotated[JobViewCache, Depends(_view_cache)]

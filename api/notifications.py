@@ -8,17 +8,90 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+import time
 import uuid
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
 
 import psycopg
 
 from jetspark.jobs.orchestration import CHANNEL
 
 
+@dataclass(frozen=True, slots=True)
+class CachedView:
+    body: bytes
+    """The job view as JSON, ready to send."""
+    version: int
+    stored_at: float
+
+
+class JobViewCache:
+    """Job views kept in memory, dropped when PostgreSQL says the job changed.
+
+    Sound because a job's view changes only together with its ``version``, and every version
+    bump NOTIFYs (``orchestration._record``) with the new version in the payload. A reader
+    stores what it read only if no newer version was announced meanwhile, and only if the
+    listener did not reconnect in between (NOTIFYs sent while it was away are lost, so a
+    reconnect empties the cache). ``max_age_s`` bounds staleness should a writer ever change a
+    view without a NOTIFY. Used only while the listener is connected.
+    """
+
+    def __init__(self, *, max_entries: int = 10_000, max_age_s: float = 1.0) -> None:
+        self.max_entries = max_entries
+        self.max_age_s = max_age_s
+        self.entries: OrderedDict[uuid.UUID, CachedView] = OrderedDict()
+        self.announced: OrderedDict[uuid.UUID, int] = OrderedDict()
+        """The newest version NOTIFYed per job (recent jobs only)."""
+        self.epoch = 0
+        """Bumped by every (re)connect of the listener."""
+        self.enabled = False
+        # The event loop reads and fills it; sync routes (threadpool) report their own writes.
+        self.lock = threading.Lock()
+
+    def get(self, job_id: uuid.UUID) -> CachedView | None:
+        with self.lock:
+            entry = self.entries.get(job_id) if self.enabled else None
+        if entry is None or time.monotonic() - entry.stored_at > self.max_age_s:
+            return None
+        return entry
+
+    def put(self, job_id: uuid.UUID, body: bytes, version: int, epoch: int) -> None:
+        """Keep a view read from PostgreSQL; ``epoch`` is ``self.epoch`` from before the read."""
+        with self.lock:
+            if not self.enabled or epoch != self.epoch:
+                return
+            if version < self.announced.get(job_id, 0):
+                return  # a change committed while we were reading: what we read is old
+            self.entries[job_id] = CachedView(body, version, time.monotonic())
+            self.entries.move_to_end(job_id)
+            while len(self.entries) > self.max_entries:
+                self.entries.popitem(last=False)
+
+    def changed(self, job_id: uuid.UUID, version: int) -> None:
+        """Job ``job_id`` is now at ``version`` (from a NOTIFY, or this process's own write)."""
+        with self.lock:
+            if version > self.announced.get(job_id, 0):
+                self.announced[job_id] = version
+                self.announced.move_to_end(job_id)
+                while len(self.announced) > 10 * self.max_entries:
+                    self.announced.popitem(last=False)
+            entry = self.entries.get(job_id)
+            if entry is not None and entry.version < version:
+                del self.entries[job_id]
+
+    def reset(self, *, enabled: bool) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.epoch += 1
+            self.enabled = enabled
+
+
 class JobChangeListener:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
+        self.cache = JobViewCache()
         self.waiters: dict[uuid.UUID, set[asyncio.Event]] = defaultdict(set)
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
@@ -39,21 +112,28 @@ class JobChangeListener:
             try:
                 async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    self.cache.reset(enabled=True)
                     self.ready.set()
                     self._wake_all()  # changes while we were away: let waiters re-read
                     async for note in conn.notifies():
-                        self._wake(note.payload.split(":", 1)[0])
+                        self._wake(note.payload)
             except asyncio.CancelledError:
+                self.cache.reset(enabled=False)
                 raise
             except Exception:
+                self.cache.reset(enabled=False)
                 self.ready.clear()
                 await asyncio.sleep(1.0)  # reconnect backoff, not synchronisation
 
-    def _wake(self, job_id: str) -> None:
+    def _wake(self, payload: str) -> None:
+        """``payload`` is ``<job id>:<version>:<status>``."""
+        job_id, _, rest = payload.partition(":")
         try:
             key = uuid.UUID(job_id)
+            version = int(rest.partition(":")[0])
         except ValueError:
             return
+        self.cache.changed(key, version)  # before waking, so woken waiters read afresh
         for event in self.waiters.get(key, ()):
             event.set()
 

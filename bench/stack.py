@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import psutil
@@ -93,3 +94,90 @@ def _wait_ready(
             pass
         time.sleep(0.05)  # polling a server that is starting, not synchronising threads
     raise TimeoutError(f"{url}/readyz not ready after {deadline_s} s")
+
+
+@contextmanager
+def direct_stack(*, api_workers: int = 1, deadline_s: float = 120.0) -> Iterator[RunningStack]:
+    """The API alone under uvicorn, without ``jetspark up`` (and without workers).
+
+    PostgreSQL and Redis come from ``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` when set,
+    else from the embedded servers. A fresh database is made and migrated either way, so the
+    figures never depend on what an earlier run left behind. uvicorn runs in its own
+    process(es), so the load generator does not share an interpreter with the server.
+    """
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from jetspark.db.engine import normalize_url
+    from jetspark.db.migrate import upgrade
+
+    token = secrets.token_urlsafe(16)
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
+        servers: list[EmbeddedServer] = []
+        try:
+            server_url = os.environ.get("JETSPARK_DATABASE_URL") or _embedded_postgres(
+                Path(home), servers
+            )
+            redis_url = os.environ.get("JETSPARK_REDIS_URL") or _embedded_redis(Path(home), servers)
+            name = f"jetspark_bench_{secrets.token_hex(4)}"
+            admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
+            with admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+            url = make_url(normalize_url(server_url)).set(database=name)
+            database_url = url.render_as_string(hide_password=False)
+            upgrade(database_url)
+            env = os.environ | {
+                "JETSPARK_DATABASE_URL": database_url,
+                "JETSPARK_REDIS_URL": redis_url,
+                "JETSPARK_REDIS_NAMESPACE": name,
+                "JETSPARK_API_TOKENS": token,
+            }
+            started = time.perf_counter()
+            process = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory"),
+                    *("--host", "127.0.0.1", "--port", str(port)),
+                    *("--workers", str(api_workers), "--log-level", "warning", "--no-access-log"),
+                ],
+                env=env,
+                cwd=Path(__file__).resolve().parent.parent,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            url_base = f"http://127.0.0.1:{port}"
+            try:
+                start_s = _wait_ready(url_base, process, started, deadline_s)
+                yield RunningStack(url=url_base, token=token, process=process, start_s=start_s)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                with admin.connect() as conn:
+                    conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                admin.dispose()
+        finally:
+            for server in reversed(servers):
+                server.stop()
+
+
+class EmbeddedServer(Protocol):
+    def stop(self) -> None: ...
+
+
+def _embedded_postgres(home: Path, servers: list[EmbeddedServer]) -> str:
+    from jetspark.embedded.postgres import EmbeddedPostgres
+
+    server = EmbeddedPostgres(home / "pg")
+    servers.append(server)
+    return server.start()
+
+
+def _embedded_redis(home: Path, servers: list[EmbeddedServer]) -> str:
+    from jetspark.embedded.redis import EmbeddedRedis
+
+    server = EmbeddedRedis(home / "redis")
+    servers.append(server)
+    return server.start()

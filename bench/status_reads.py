@@ -1,15 +1,21 @@
 """Control-plane benchmark: status reads/s and latency, submissions/s, idle memory, start time.
 
 Run: ``.venv/bin/python -m bench.status_reads``. It starts ``jetspark up`` (everything embedded)
-in a temporary home, then loads it from loopback with ``wrk`` (Debian package ``wrk``) when
-installed, else with an asyncio httpx generator. The baseline in the same run is ``/healthz``
-on the same server: the ratio shows what auth + PostgreSQL cost on top of bare FastAPI.
+in a temporary home (``--stack direct``: the API alone under uvicorn, with the servers named by
+``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` or embedded ones; the default when the
+``jetspark`` CLI is not installed), then loads it from loopback with ``wrk`` (Debian package
+``wrk``) when installed, else with an asyncio httpx generator. The baseline in the same run is
+``/healthz`` on the same server: the ratio shows what auth + PostgreSQL cost on top of bare
+FastAPI.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import importlib.util
 import json
+import os
 import re
 import shutil
 import statistics
@@ -19,8 +25,10 @@ from pathlib import Path
 
 import httpx
 
-from bench.stack import RunningStack, running_stack
+from bench.stack import RunningStack, direct_stack, running_stack
 
+LOAD_BEFORE = os.getloadavg()[0]
+"""The machine's 1-minute load average when the run began: other work skews the figures."""
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "word-count.json"
 DURATION_S = 10
 CONNECTIONS = 32
@@ -76,8 +84,29 @@ def load(url: str, token: str | None) -> dict[str, float]:
     return asyncio.run(_load_with_httpx(url, token))
 
 
-def main() -> None:
-    with running_stack() as stack:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    has_cli = importlib.util.find_spec("jetspark.cli") is not None
+    parser = argparse.ArgumentParser(prog="python -m bench.status_reads", description=__doc__)
+    parser.add_argument(
+        "--stack",
+        choices=["up", "direct"],
+        default="up" if has_cli else "direct",
+        help="`jetspark up`, or the API alone under uvicorn (default: up when the CLI exists)",
+    )
+    parser.add_argument(
+        "--api-workers", type=int, default=1, help="uvicorn processes (--stack direct)"
+    )
+    parser.add_argument("--duration", type=int, default=DURATION_S, help="seconds per load run")
+    parser.add_argument("--connections", type=int, default=CONNECTIONS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    global DURATION_S, CONNECTIONS
+    args = parse_args(argv)
+    DURATION_S, CONNECTIONS = args.duration, args.connections
+    stack_cm = running_stack() if args.stack == "up" else direct_stack(api_workers=args.api_workers)
+    with stack_cm as stack:
         time.sleep(5)  # let the stack settle before reading its idle memory
         idle_rss_mib = stack.rss_bytes() / 2**20
         subs = submissions_per_s(stack)
@@ -86,6 +115,9 @@ def main() -> None:
         status = load(f"{stack.url}/v1/jobs/{job['id']}", stack.token)
         baseline = load(f"{stack.url}/healthz", None)
     report = {
+        "stack": args.stack if args.stack == "up" else f"direct, {args.api_workers} worker(s)",
+        "cpus": os.cpu_count(),
+        "load_average_before": round(LOAD_BEFORE, 2),
         "start_to_ready_s": round(stack.start_s, 2),
         "idle_rss_mib": round(idle_rss_mib, 1),
         "submissions_per_s": round(subs, 1),
@@ -93,6 +125,8 @@ def main() -> None:
         "healthz_baseline": baseline,
         "status_vs_healthz_ratio": round(status["rps"] / baseline["rps"], 3),
         "load_generator": "wrk" if shutil.which("wrk") else "httpx",
+        "connections": CONNECTIONS,
+        "duration_s": DURATION_S,
     }
     print(json.dumps(report, indent=2))
 

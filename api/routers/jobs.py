@@ -12,7 +12,16 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 
-from api.deps import ApiSettingsDep, KeysDep, LimitsDep, RedisDep, SessionDep, TokenDep
+from api.deps import (
+    ApiSettingsDep,
+    KeysDep,
+    LimitsDep,
+    RedisDep,
+    SessionDep,
+    TokenDep,
+    ViewCacheDep,
+)
+from api.notifications import CachedView, JobViewCache
 from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
@@ -95,6 +104,23 @@ def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> JobView:
         return JobView.of(service.get_job(session, job_id))
 
 
+async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
+    """The job's view as JSON: from the NOTIFY-invalidated cache, else from PostgreSQL.
+
+    Status reads are the hot path (clients poll); a cache hit costs no threadpool hop and no
+    database round trip, and serves bytes serialized once per version.
+    """
+    cache: JobViewCache = request.app.state.listener.cache
+    hit = cache.get(job_id) if cached else None
+    if hit is not None:
+        return hit
+    epoch = cache.epoch
+    view = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
+    body = view.model_dump_json().encode()
+    cache.put(job_id, body, view.version, epoch)
+    return CachedView(body, view.version, 0.0)
+
+
 @router.get(
     "/jobs/{job_id}",
     operation_id="jobs-get",
@@ -110,28 +136,31 @@ async def get_job(
     if_none_match: Annotated[str | None, Header(max_length=256)] = None,
 ) -> Response:
     """A job. With ``If-None-Match`` and ``wait_s``, waits until the job changes (long-poll)."""
-    sessions = request.app.state.sessions
-    view = await run_in_threadpool(_read_view, sessions, job_id)
+    view = await _current(request, job_id)
     wait = min(wait_s, api_settings.long_poll_max_s)
     if wait > 0 and _matches(if_none_match, _etag(view.version)):
         listener = request.app.state.listener
         event = listener.waiter(job_id)
         try:
-            view = await run_in_threadpool(_read_view, sessions, job_id)
+            view = await _current(request, job_id, cached=False)
             if _matches(if_none_match, _etag(view.version)):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), timeout=wait)
-                view = await run_in_threadpool(_read_view, sessions, job_id)
+                view = await _current(request, job_id, cached=False)
         finally:
             listener.forget(job_id, event)
     etag = _etag(view.version)
     if _matches(if_none_match, etag):
         return Response(status_code=304, headers={"ETag": etag})
-    return Response(view.model_dump_json(), media_type="application/json", headers={"ETag": etag})
+    return Response(view.body, media_type="application/json", headers={"ETag": etag})
 
 
-def _act(action: str, job_id: uuid.UUID, session: Session) -> JobView:
-    return JobView.of(service.request_transition(session, job_id=job_id, action=action))
+def _act(action: str, job_id: uuid.UUID, session: Session, cache: JobViewCache) -> JobView:
+    view = JobView.of(service.request_transition(session, job_id=job_id, action=action))
+    # Committed: drop our cached view now, so this client's next read sees its own write
+    # even before PostgreSQL's NOTIFY comes back to the listener.
+    cache.changed(job_id, view.version)
+    return view
 
 
 @router.post(
@@ -140,9 +169,11 @@ def _act(action: str, job_id: uuid.UUID, session: Session) -> JobView:
     response_model=JobView,
     responses=CONFLICT,
 )
-def cancel_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
+def cancel_job(
+    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, _token: TokenDep
+) -> JobView:
     """Cancel a job; a running one stops within a heartbeat. 409 if it already ended."""
-    return _act("cancel", job_id, session)
+    return _act("cancel", job_id, session, cache)
 
 
 @router.post(
@@ -151,9 +182,11 @@ def cancel_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobV
     response_model=JobView,
     responses=CONFLICT,
 )
-def suspend_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> JobView:
+def suspend_job(
+    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, _token: TokenDep
+) -> JobView:
     """Suspend a queued or running job."""
-    return _act("suspend", job_id, session)
+    return _act("suspend", job_id, session, cache)
 
 
 @router.post(
@@ -163,10 +196,15 @@ def suspend_job(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> Job
     responses=CONFLICT,
 )
 def resume_job(
-    job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
+    job_id: uuid.UUID,
+    session: SessionDep,
+    client: RedisDep,
+    keys: KeysDep,
+    cache: ViewCacheDep,
+    _token: TokenDep,
 ) -> JobView:
     """Queue a suspended job again."""
-    view = _act("resume", job_id, session)
+    view = _act("resume", job_id, session, cache)
     _announce(session, client, keys, job_id)
     return view
 
@@ -178,10 +216,15 @@ def resume_job(
     responses=CONFLICT,
 )
 def restart_job(
-    job_id: uuid.UUID, session: SessionDep, client: RedisDep, keys: KeysDep, _token: TokenDep
+    job_id: uuid.UUID,
+    session: SessionDep,
+    client: RedisDep,
+    keys: KeysDep,
+    cache: ViewCacheDep,
+    _token: TokenDep,
 ) -> JobView:
     """Stop a running job and queue it again as a new attempt."""
-    view = _act("restart", job_id, session)
+    view = _act("restart", job_id, session, cache)
     _announce(session, client, keys, job_id)
     return view
 

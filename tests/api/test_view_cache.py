@@ -1,0 +1,56 @@
+"""The status-read cache never serves a view older than what PostgreSQL announced.
+
+A worker changes a job from another process; only PostgreSQL's NOTIFY tells the API. Once
+the listener has heard it, the next read must show the change, though the old view was
+cached a moment before.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.orm import Session
+
+from jetspark.jobs import orchestration
+
+
+def test_a_change_from_another_process_is_seen_once_announced(
+    http: httpx.Client, api_app: FastAPI, db_session: Session, word_count: dict[str, Any]
+) -> None:
+    cache = api_app.state.listener.cache
+    created = http.post("/v1/jobs", json=word_count).json()
+    job_id = uuid.UUID(created["id"])
+    first = http.get(f"/v1/jobs/{job_id}")
+    assert first.json()["status"] == "QUEUED"
+    assert cache.entries[job_id].version == first.json()["version"], "the read was not cached"
+
+    # What a worker does, through its own connection: the API hears of it only by NOTIFY.
+    claimed = orchestration.claim(
+        db_session, job_id, worker="test-worker", lease=timedelta(seconds=30)
+    )
+    assert claimed is not None
+    db_session.commit()
+
+    deadline = time.monotonic() + 10
+    while cache.announced.get(job_id, 0) < claimed.version:
+        assert time.monotonic() < deadline, "the listener never heard the NOTIFY"
+        time.sleep(0.01)
+    after = http.get(f"/v1/jobs/{job_id}")
+    assert after.json()["status"] == "STARTING" and after.json()["worker"] == "test-worker"
+    assert after.headers["etag"] == f'"{claimed.version}"'
+
+
+def test_this_process_own_write_is_read_back_at_once(
+    http: httpx.Client, word_count: dict[str, Any]
+) -> None:
+    job_id = http.post("/v1/jobs", json=word_count).json()["id"]
+    for _ in range(3):  # cached now
+        assert http.get(f"/v1/jobs/{job_id}").json()["status"] == "QUEUED"
+    assert http.post(f"/v1/jobs/{job_id}/suspend").status_code == 200
+    # No waiting for the NOTIFY round trip: the suspend dropped the cached view itself.
+    assert http.get(f"/v1/jobs/{job_id}").json()["status"] == "SUSPENDED"
