@@ -1,7 +1,7 @@
 """Wake long-polls when a job changes: one LISTEN connection on ``jetspark_job_changed``.
 
 Orchestration NOTIFYs inside every transition's transaction, so a waiter wakes exactly when
-the change commits; no polling.
+the change commits; no polling. The same notifications keep the status-read cache honest.
 """
 
 from __future__ import annotations
