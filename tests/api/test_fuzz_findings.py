@@ -6,8 +6,12 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
+from tests.api.leftovers import no_leftovers
 from tests.api.test_errors import assert_problem
+
+pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
 
 
 def test_nul_in_the_name_filter_is_422_not_500(http: httpx.Client) -> None:

@@ -48,6 +48,9 @@ from clients.jetspark_client.models import (
     ValidationReport,
 )
 from tests.api.conftest import TOKEN
+from tests.api.leftovers import no_leftovers
+
+pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
 
 
 @pytest.fixture

@@ -26,8 +26,9 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.api.conftest import EXAMPLE, TOKEN
+from tests.api.leftovers import no_leftovers
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures(no_leftovers.__name__)]
 
 MAX_EXAMPLES = 60
 """Per operation and generation mode; 12 operations give well over 500 cases."""

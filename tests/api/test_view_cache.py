@@ -13,10 +13,14 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
 from jetspark.jobs import orchestration
+from tests.api.leftovers import no_leftovers
+
+pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
 
 
 def test_a_change_from_another_process_is_seen_once_announced(
@@ -43,6 +47,8 @@ def test_a_change_from_another_process_is_seen_once_announced(
     after = http.get(f"/v1/jobs/{job_id}")
     assert after.json()["status"] == "STARTING" and after.json()["worker"] == "test-worker"
     assert after.headers["etag"] == f'"{claimed.version}"'
+    # No job held by a worker that does not exist outlives the test.
+    assert http.post(f"/v1/jobs/{job_id}/cancel").json()["status"] == "CANCELLED"
 
 
 def test_this_process_own_write_is_read_back_at_once(
