@@ -173,7 +173,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         app.add_exception_handler(kind, handle)
 
 
-def _problem_response(status: int) -> dict[str, Any]:
+def problem_response_doc(status: int) -> dict[str, Any]:
+    """The OpenAPI ``responses`` entry of a problem+json answer with ``status``."""
     return {
         "model": ProblemDetail,
         "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/ProblemDetail"}}},
@@ -182,9 +183,9 @@ def _problem_response(status: int) -> dict[str, Any]:
 
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: _problem_response(status) for status in (401, 404, 413, 422, 429)
+    status: problem_response_doc(status) for status in (401, 404, 413, 422, 429)
 }
 """Documented on every route so clients know error bodies' shape."""
 
-CONFLICT: dict[int | str, dict[str, Any]] = {409: _problem_response(409)}
+CONFLICT: dict[int | str, dict[str, Any]] = {409: problem_response_doc(409)}
 """Also on the routes that change a job's status: the move is not allowed from its status."""

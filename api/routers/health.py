@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE, problem_response_doc
 from api.schemas import Health
 
 router = APIRouter(tags=["health"])
@@ -22,7 +22,7 @@ async def healthz() -> Health:
     "/readyz",
     operation_id="health-ready",
     response_model=Health,
-    responses={503: {"description": "A dependency is down"}},
+    responses={503: {**problem_response_doc(503), "description": "A dependency is down"}},
 )
 def readyz(request: Request) -> JSONResponse:
     """200 when PostgreSQL and Redis answer; 503 problem naming what is down."""

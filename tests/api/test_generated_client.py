@@ -20,6 +20,7 @@ import mmh3
 import pytest
 from fastapi import FastAPI
 
+from api.app import create_app
 from clients.jetspark_client import AuthenticatedClient, Client
 from clients.jetspark_client.api.dags import dags_validate
 from clients.jetspark_client.api.health import health_live, health_ready
@@ -49,6 +50,7 @@ from clients.jetspark_client.models import (
 )
 from tests.api.conftest import TOKEN
 from tests.api.leftovers import no_leftovers
+from tests.live_server import live_server
 
 pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
 
@@ -284,3 +286,15 @@ def test_health_without_a_token_and_401_with_a_wrong_one(api_url: str) -> None:
         denied = jobs_list.sync_detailed(client=wrong)
         assert denied.status_code == 401 and isinstance(denied.parsed, ProblemDetail)
         assert denied.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_not_ready_is_a_typed_problem(database_url: str) -> None:
+    app = create_app(database_url=database_url, redis_url="redis://127.0.0.1:1/0")
+    with (
+        live_server(app) as url,
+        Client(base_url=url, raise_on_unexpected_status=True) as anonymous,
+    ):
+        response = health_ready.sync_detailed(client=anonymous)
+    assert response.status_code == 503
+    assert response.headers["content-type"] == "application/problem+json"
+    assert isinstance(response.parsed, ProblemDetail) and "redis" in response.parsed.detail

@@ -9,6 +9,7 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.health import Health
+from ...models.problem_detail import ProblemDetail
 from typing import cast
 
 
@@ -32,7 +33,7 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Health | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Health | ProblemDetail | None:
     if response.status_code == 200:
         response_200 = Health.from_dict(response.json())
 
@@ -41,7 +42,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return response_200
 
     if response.status_code == 503:
-        response_503 = cast(Any, None)
+        response_503 = ProblemDetail.from_dict(response.json())
+
+
+
         return response_503
 
     if client.raise_on_unexpected_status:
@@ -50,7 +54,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Health]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Health | ProblemDetail]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -63,7 +67,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[Any | Health]:
+) -> Response[Health | ProblemDetail]:
     """ Readyz
 
      200 when PostgreSQL and Redis answer; 503 problem naming what is down.
@@ -73,7 +77,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Health]
+        Response[Health | ProblemDetail]
      """
 
 
@@ -91,7 +95,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Any | Health | None:
+) -> Health | ProblemDetail | None:
     """ Readyz
 
      200 when PostgreSQL and Redis answer; 503 problem naming what is down.
@@ -101,7 +105,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Health
+        Health | ProblemDetail
      """
 
 
@@ -114,7 +118,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[Any | Health]:
+) -> Response[Health | ProblemDetail]:
     """ Readyz
 
      200 when PostgreSQL and Redis answer; 503 problem naming what is down.
@@ -124,7 +128,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Health]
+        Response[Health | ProblemDetail]
      """
 
 
@@ -142,7 +146,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Any | Health | None:
+) -> Health | ProblemDetail | None:
     """ Readyz
 
      200 when PostgreSQL and Redis answer; 503 problem naming what is down.
@@ -152,7 +156,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Health
+        Health | ProblemDetail
      """
 
 
