@@ -27,6 +27,16 @@ class CachedView:
     stored_at: float
 
 
+@dataclass(frozen=True)
+class InFlightRead:
+    """A read of one job's view from PostgreSQL, which later readers of the job may join."""
+
+    task: asyncio.Task[CachedView]
+    epoch: int
+    announced: int
+    """The newest version announced when the read began: once it moves, the read is old."""
+
+
 class JobViewCache:
     """Job views kept in memory, dropped when PostgreSQL says the job changed.
 
@@ -49,6 +59,13 @@ class JobViewCache:
         self.enabled = False
         # The event loop reads and fills it; sync routes (threadpool) report their own writes.
         self.lock = threading.Lock()
+        self.reads: dict[uuid.UUID, InFlightRead] = {}
+        """Reads in flight per job (event loop only): when a view expires, the requests that
+        arrive meanwhile share one database read instead of queueing for pool connections."""
+
+    def announced_version(self, job_id: uuid.UUID) -> int:
+        with self.lock:
+            return self.announced.get(job_id, 0)
 
     def get(self, job_id: uuid.UUID) -> CachedView | None:
         with self.lock:

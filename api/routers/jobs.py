@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import uuid
 from typing import Annotated
 
@@ -21,7 +22,7 @@ from api.deps import (
     TokenDep,
     ViewCacheDep,
 )
-from api.notifications import CachedView, JobViewCache
+from api.notifications import CachedView, InFlightRead, JobViewCache
 from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
@@ -104,21 +105,43 @@ def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> JobView:
         return JobView.of(service.get_job(session, job_id))
 
 
-async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
-    """The job's view as JSON: from the NOTIFY-invalidated cache, else from PostgreSQL.
-
-    Status reads are the hot path (clients poll); a cache hit costs no threadpool hop and no
-    database round trip, and serves bytes serialized once per version.
-    """
+async def _load(request: Request, job_id: uuid.UUID, epoch: int) -> CachedView:
     cache: JobViewCache = request.app.state.listener.cache
-    hit = cache.get(job_id) if cached else None
-    if hit is not None:
-        return hit
-    epoch = cache.epoch
     view = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
     body = view.model_dump_json().encode()
     cache.put(job_id, body, view.version, epoch)
     return CachedView(body, view.version, 0.0)
+
+
+def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object) -> None:
+    if cache.reads.get(job_id) is read:
+        del cache.reads[job_id]
+    if not read.task.cancelled():
+        read.task.exception()  # retrieved: its awaiters raise it (a 404, say)
+
+
+async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
+    """The job's view as JSON: from the NOTIFY-invalidated cache, else from PostgreSQL.
+
+    Status reads are the hot path (clients poll); a cache hit costs no threadpool hop and no
+    database round trip, and serves bytes serialized once per version. ``cached=False``
+    (the long-poll's re-reads) always reads afresh.
+    """
+    cache: JobViewCache = request.app.state.listener.cache
+    if not cached:
+        return await _load(request, job_id, cache.epoch)
+    hit = cache.get(job_id)
+    if hit is not None:
+        return hit
+    epoch, announced = cache.epoch, cache.announced_version(job_id)
+    read = cache.reads.get(job_id)
+    if read is None or (read.epoch, read.announced) != (epoch, announced):
+        # A task, not this request's coroutine: a client hanging up must not fail the others.
+        task = asyncio.create_task(_load(request, job_id, epoch))
+        read = InFlightRead(task, epoch, announced)
+        cache.reads[job_id] = read
+        task.add_done_callback(functools.partial(_done, cache, job_id, read))
+    return await asyncio.shield(read.task)
 
 
 @router.get(
