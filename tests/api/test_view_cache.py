@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -60,3 +61,19 @@ def test_this_process_own_write_is_read_back_at_once(
     assert http.post(f"/v1/jobs/{job_id}/suspend").status_code == 200
     # No waiting for the NOTIFY round trip: the suspend dropped the cached view itself.
     assert http.get(f"/v1/jobs/{job_id}").json()["status"] == "SUSPENDED"
+
+
+def test_concurrent_reads_of_an_uncached_job_agree(
+    http: httpx.Client, word_count: dict[str, Any]
+) -> None:
+    """Reads that miss together share one database read; each still gets a full answer."""
+    created = http.post("/v1/jobs", json=word_count)
+    job_id, etag = created.json()["id"], created.headers["etag"]
+    missing = uuid.uuid4()
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        found = list(pool.map(lambda _: http.get(f"/v1/jobs/{job_id}"), range(48)))
+        absent = list(pool.map(lambda _: http.get(f"/v1/jobs/{missing}"), range(16)))
+    assert {(r.status_code, r.headers["etag"]) for r in found} == {(200, etag)}
+    assert {r.json()["id"] for r in found} == {job_id}
+    assert {r.status_code for r in absent} == {404}
+    assert all(r.json()["title"] == "Job not found" for r in absent)
