@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from jetspark.db.tables import Job
+from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs.status import JobStatus
 
 
@@ -97,3 +97,29 @@ class PartitionView(BaseModel):
 class Health(BaseModel):
     status: str
     checks: dict[str, str] = {}
+
+
+class TransitionView(BaseModel):
+    """One status change of a job: the ``data`` of a ``status`` server-sent event."""
+
+    id: int
+    job_id: uuid.UUID
+    from_status: JobStatus | None
+    to_status: JobStatus
+    cause: str
+    worker: str | None
+    attempt: int
+    at: datetime
+
+    @classmethod
+    def of(cls, row: JobTransition) -> TransitionView:
+        return cls(
+            id=row.id,
+            job_id=row.job_id,
+            from_status=JobStatus(row.from_status) if row.from_status else None,
+            to_status=JobStatus(row.to_status),
+            cause=row.cause,
+            worker=row.worker,
+            attempt=row.attempt,
+            at=row.at,
+        )

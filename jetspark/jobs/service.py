@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from jetspark.db.tables import Job, JobResult
+from jetspark.db.tables import Job, JobResult, JobTransition
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
@@ -166,3 +166,16 @@ def list_results(
     if len(rows) > limit:
         return [item for _, item in rows[:limit]], rows[limit - 1][0]
     return [item for _, item in rows], None
+
+
+def list_transitions(
+    session: Session, *, job_id: uuid.UUID, after: int = 0, limit: int = 500
+) -> list[JobTransition]:
+    """A job's status history after transition id ``after``, oldest first."""
+    query = (
+        select(JobTransition)
+        .where(JobTransition.job_id == job_id, JobTransition.id > after)
+        .order_by(JobTransition.id)
+        .limit(limit)
+    )
+    return list(session.execute(query).scalars())
