@@ -1,6 +1,6 @@
-"""``GET /v1/jobs/{id}/events``: a job's life as Server-Sent Events, resumable.
+"""Server-Sent Events, resumable: ``GET /v1/jobs/{id}/events`` and ``GET /v1/events``.
 
-Two sources, merged in one stream:
+A job's stream merges two sources:
 - ``status`` events are the job's ``job_transitions`` rows (PostgreSQL), woken by the
   ``LISTEN`` connection the long-poll uses;
 - ``metrics`` and ``snapshot`` events come from the job's Redis Stream (``XREAD BLOCK``).
@@ -8,6 +8,8 @@ Two sources, merged in one stream:
 Every event's id carries both cursors, ``<transition id>.<stream id>``, so a client that
 reconnects with ``Last-Event-ID`` gets exactly what it missed from each source: no gap, no
 repeat. The stream ends with an ``end`` event once the job is terminal.
+
+``/v1/events`` carries the ``status`` events of every job (one connection for a job list).
 """
 
 from __future__ import annotations
@@ -66,13 +68,20 @@ class EventCursor:
 
 
 def _history(
-    sessions: sessionmaker[Session], job_id: uuid.UUID, after: int
+    sessions: sessionmaker[Session], job_id: uuid.UUID | None, after: int
 ) -> tuple[list[TransitionView], bool]:
-    """Transitions after ``after`` and whether the job has ended."""
+    """Transitions after ``after`` and whether the job has ended (never, for all jobs)."""
     with sessions() as session:
-        job = service.get_job(session, job_id)
+        ended = False
+        if job_id is not None:
+            ended = JobStatus(service.get_job(session, job_id).status).is_terminal
         rows = service.list_transitions(session, job_id=job_id, after=after)
-        return [TransitionView.of(r) for r in rows], JobStatus(job.status).is_terminal
+        return [TransitionView.of(r) for r in rows], ended
+
+
+def _last_transition_id(sessions: sessionmaker[Session]) -> int:
+    with sessions() as session:
+        return service.last_transition_id(session)
 
 
 def _ensure_exists(sessions: sessionmaker[Session], job_id: uuid.UUID) -> None:
@@ -85,18 +94,17 @@ async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
     return str(newest[0][0]) if newest else "0-0"
 
 
-class JobEventStream:
-    """One client's view of one job, from a cursor on."""
+class EventStream:
+    """One client's view of one job (or of all jobs' statuses), from a cursor on."""
 
-    def __init__(self, request: Request, job_id: uuid.UUID, cursor: EventCursor) -> None:
-        self.request = request
+    def __init__(self, request: Request, job_id: uuid.UUID | None, cursor: EventCursor) -> None:
         self.job_id = job_id
         self.cursor = cursor
         self.sessions: sessionmaker[Session] = request.app.state.sessions
         self.listener: JobChangeListener = request.app.state.listener
         self.redis: aioredis.Redis = request.app.state.aioredis
         keys: Keys = request.app.state.keys
-        self.stream = keys.job_events(job_id)
+        self.stream = keys.job_events(job_id) if job_id is not None else None
 
     async def events(self) -> AsyncIterator[ServerSentEvent]:
         while True:
@@ -138,6 +146,10 @@ class JobEventStream:
         return reading.result() if reading in done else []
 
     async def _read_stream(self, *, block_ms: int | None) -> list[ServerSentEvent]:
+        if self.stream is None:
+            if block_ms:  # nothing to read: just wait out the ping interval
+                await asyncio.sleep(block_ms / 1000)
+            return []
         reply: Any = await self.redis.xread(
             {self.stream: self.cursor.stream}, count=STREAM_BATCH, block=block_ms
         )
@@ -180,5 +192,29 @@ async def job_events(
         keys: Keys = request.app.state.keys
         latest = await _latest_stream_id(request.app.state.aioredis, keys.job_events(job_id))
         cursor = EventCursor(0, latest)
-    stream = JobEventStream(request, job_id, cursor)
-    return EventSourceResponse(stream.events(), ping=PING_S)
+    return EventSourceResponse(EventStream(request, job_id, cursor).events(), ping=PING_S)
+
+
+@router.get(
+    "/events",
+    operation_id="jobs-events-all",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events: the status changes of every job",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def all_job_events(
+    request: Request,
+    _token: TokenDep,
+    last_event_id: Annotated[str | None, Header(max_length=64)] = None,
+) -> EventSourceResponse:
+    """Every job's status changes from now on (or from ``Last-Event-ID``), for job lists."""
+    if last_event_id:
+        cursor = EventCursor.parse(last_event_id)
+    else:
+        newest = await run_in_threadpool(_last_transition_id, request.app.state.sessions)
+        cursor = EventCursor(newest, "0-0")
+    return EventSourceResponse(EventStream(request, None, cursor).events(), ping=PING_S)

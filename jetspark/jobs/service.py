@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -169,13 +169,16 @@ def list_results(
 
 
 def list_transitions(
-    session: Session, *, job_id: uuid.UUID, after: int = 0, limit: int = 500
+    session: Session, *, job_id: uuid.UUID | None, after: int = 0, limit: int = 500
 ) -> list[JobTransition]:
-    """A job's status history after transition id ``after``, oldest first."""
-    query = (
-        select(JobTransition)
-        .where(JobTransition.job_id == job_id, JobTransition.id > after)
-        .order_by(JobTransition.id)
-        .limit(limit)
-    )
-    return list(session.execute(query).scalars())
+    """Status history after transition id ``after``, oldest first: one job's, or all jobs'."""
+    query = select(JobTransition).where(JobTransition.id > after)
+    if job_id is not None:
+        query = query.where(JobTransition.job_id == job_id)
+    return list(session.execute(query.order_by(JobTransition.id).limit(limit)).scalars())
+
+
+def last_transition_id(session: Session) -> int:
+    """The newest transition's id (0 when there is none)."""
+    newest = session.execute(select(func.max(JobTransition.id))).scalar_one_or_none()
+    return int(newest or 0)

@@ -118,3 +118,26 @@ def test_events_of_an_unknown_job_or_a_forged_id_are_problems(
     forged = http.get(f"/v1/jobs/{job_id}/events", headers={"Last-Event-ID": "x; DROP"})
     assert forged.status_code == 422
     assert forged.json()["type"].endswith("/invalid-event-id")
+
+
+def test_the_all_jobs_stream_carries_every_jobs_status_changes_from_now_on(
+    http: httpx.Client, word_count: dict[str, Any]
+) -> None:
+    earlier = http.post("/v1/jobs", json=word_count).json()["id"]
+    with http.stream("GET", "/v1/events", timeout=30) as response:
+        assert response.status_code == 200
+        events = read_events(response)
+        first = http.post("/v1/jobs", json=word_count).json()["id"]
+        second = http.post("/v1/jobs", json=word_count).json()["id"]
+        http.post(f"/v1/jobs/{first}/cancel")
+        seen = take(events, 3)
+    assert [(e.data["job_id"], e.data["to_status"]) for e in seen] == [
+        (first, "QUEUED"),
+        (second, "QUEUED"),
+        (first, "CANCELLED"),
+    ]
+    assert earlier not in {e.data["job_id"] for e in seen}
+    # Resuming after the first event replays the other two, in order.
+    with http.stream("GET", "/v1/events", headers={"Last-Event-ID": seen[0].id}) as response:
+        again = take(read_events(response), 2)
+    assert [e.id for e in again] == [e.id for e in seen[1:]]
