@@ -17,7 +17,7 @@ from api.middleware import BodySizeLimit, RateLimit
 from api.notifications import JobChangeListener
 from api.problems import install_problem_handlers
 from api.prometheus import JobServerCollector, RequestMetrics
-from api.routers import dag_view, dags, events, health, jobs, partitions, scrape
+from api.routers import dag_view, dags, events, health, jobs, partitions, scrape, web
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
 from jetspark.settings import ApiSettings, DagLimits, DatabaseSettings, RedisSettings
@@ -91,8 +91,10 @@ def create_app(
         partitions.router,
         health.router,
         scrape.router,
+        web.router,
     ):
         app.include_router(router)
+    app.mount("/static", web.static_files, name="static")
     app.add_middleware(RateLimit, per_s=settings.rate_limit_per_s, burst=settings.rate_limit_burst)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.state.registry = CollectorRegistry()
