@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install up test unit lint typecheck openapi client bench clean
+.PHONY: install browser up test unit lint typecheck openapi client bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,15 @@ lint: install
 typecheck: install
 	$(BIN)/mypy jetspark api worker migrations bench tests
 
-test: lint typecheck
+# Debian's Chromium for the browser tests (Playwright drives it; no browser download).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi; }
+
+test: lint typecheck browser
 	$(BIN)/pytest -q -ra
 
 unit: install

@@ -6,15 +6,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import redis
+import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from prometheus_client import CollectorRegistry
 from sqlalchemy.engine import make_url
 
 import jetspark
 from api.middleware import BodySizeLimit, RateLimit
 from api.notifications import JobChangeListener
 from api.problems import install_problem_handlers
-from api.routers import dags, health, jobs, partitions
+from api.prometheus import JobServerCollector, RequestMetrics
+from api.routers import dag_view, dags, events, health, jobs, partitions, scrape, web
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
 from jetspark.settings import ApiSettings, DagLimits, DatabaseSettings, RedisSettings
@@ -62,6 +65,7 @@ def create_app(
         yield
         await listener.stop()
         app.state.redis.close()
+        await app.state.aioredis.aclose()
         engine.dispose()
 
     app = FastAPI(
@@ -73,13 +77,29 @@ def create_app(
     )
     app.state.sessions = make_session_factory(engine)
     app.state.redis = redis.Redis.from_url(redis_url, decode_responses=True)
+    app.state.aioredis = aioredis.Redis.from_url(redis_url, decode_responses=True)
     app.state.keys = Keys(redis_namespace or redis_settings.namespace)
     app.state.api_settings = settings
     app.state.dag_limits = dag_limits or DagLimits()
     app.state.listener = listener
     install_problem_handlers(app)
-    for router in (jobs.router, dags.router, partitions.router, health.router):
+    for router in (
+        jobs.router,
+        events.router,
+        dag_view.router,
+        dags.router,
+        partitions.router,
+        health.router,
+        scrape.router,
+        web.router,
+    ):
         app.include_router(router)
+    app.mount("/static", web.static_files, name="static")
     app.add_middleware(RateLimit, per_s=settings.rate_limit_per_s, burst=settings.rate_limit_burst)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.state.registry = CollectorRegistry()
+    app.state.registry.register(
+        JobServerCollector(app.state.sessions, app.state.redis, app.state.keys)
+    )
+    app.add_middleware(RequestMetrics, registry=app.state.registry)  # outermost: sees 413/429
     return app

@@ -109,7 +109,7 @@ class JobChangeListener:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         self.cache = JobViewCache()
-        self.waiters: dict[uuid.UUID, set[asyncio.Event]] = defaultdict(set)
+        self.waiters: dict[uuid.UUID | None, set[asyncio.Event]] = defaultdict(set)
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
 
@@ -151,7 +151,7 @@ class JobChangeListener:
         except ValueError:
             return
         self.cache.changed(key, version)  # before waking, so woken waiters read afresh
-        for event in self.waiters.get(key, ()):
+        for event in (*self.waiters.get(key, ()), *self.waiters.get(None, ())):
             event.set()
 
     def _wake_all(self) -> None:
@@ -159,13 +159,16 @@ class JobChangeListener:
             for event in events:
                 event.set()
 
-    def waiter(self, job_id: uuid.UUID) -> asyncio.Event:
-        """Register before re-reading the job, so no change slips between read and wait."""
+    def waiter(self, job_id: uuid.UUID | None) -> asyncio.Event:
+        """Register before re-reading the job, so no change slips between read and wait.
+
+        ``None`` wakes on a change of any job.
+        """
         event = asyncio.Event()
         self.waiters[job_id].add(event)
         return event
 
-    def forget(self, job_id: uuid.UUID, event: asyncio.Event) -> None:
+    def forget(self, job_id: uuid.UUID | None, event: asyncio.Event) -> None:
         events = self.waiters.get(job_id)
         if events is not None:
             events.discard(event)

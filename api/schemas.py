@@ -6,9 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from jetspark.db.tables import Job
+from jetspark.dag.plan import EdgePlan, ExecutionPlan
+from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs.status import JobStatus
 
 
@@ -97,3 +98,108 @@ class PartitionView(BaseModel):
 class Health(BaseModel):
     status: str
     checks: dict[str, str] = {}
+
+
+class TransitionView(BaseModel):
+    """One status change of a job: the ``data`` of a ``status`` server-sent event."""
+
+    id: int
+    job_id: uuid.UUID
+    from_status: JobStatus | None
+    to_status: JobStatus
+    cause: str
+    worker: str | None
+    attempt: int
+    at: datetime
+
+    @classmethod
+    def of(cls, row: JobTransition) -> TransitionView:
+        return cls(
+            id=row.id,
+            job_id=row.job_id,
+            from_status=JobStatus(row.from_status) if row.from_status else None,
+            to_status=JobStatus(row.to_status),
+            cause=row.cause,
+            worker=row.worker,
+            attempt=row.attempt,
+            at=row.at,
+        )
+
+
+class DagVertexView(BaseModel):
+    name: str
+    processor: str
+    parallelism: int
+    local_parallelism: int
+    stage: int
+
+
+class DagEdgeView(BaseModel):
+    source: str = Field(serialization_alias="from")
+    to: str
+    from_ordinal: int
+    to_ordinal: int
+    routing: str
+    exchange: str
+    distributed: bool
+    priority: int
+    buffered: bool
+    key: str | None
+    label: str
+    """How the edge routes, in a few words: ``partitioned(word) distributed``."""
+
+
+class DagView(BaseModel):
+    """A job's DAG as planned: vertices with their stage and parallelism, edges with routing."""
+
+    job_id: uuid.UUID
+    members: int
+    stages: int
+    vertices: list[DagVertexView]
+    edges: list[DagEdgeView]
+
+    @classmethod
+    def of(cls, job: Job) -> DagView:
+        plan = ExecutionPlan.model_validate(job.plan)
+        return cls(
+            job_id=job.id,
+            members=plan.members,
+            stages=len(plan.stages),
+            vertices=[
+                DagVertexView(
+                    name=v.name,
+                    processor=v.processor,
+                    parallelism=v.parallelism,
+                    local_parallelism=v.local_parallelism,
+                    stage=v.stage,
+                )
+                for v in plan.vertices
+            ],
+            edges=[
+                DagEdgeView(
+                    source=e.source,
+                    to=e.to,
+                    from_ordinal=e.from_ordinal,
+                    to_ordinal=e.to_ordinal,
+                    routing=e.routing.value,
+                    exchange=e.exchange.value,
+                    distributed=e.distributed,
+                    priority=e.priority,
+                    buffered=e.buffered,
+                    key=e.key,
+                    label=_edge_label(e),
+                )
+                for e in plan.edges
+            ],
+        )
+
+
+def _edge_label(edge: EdgePlan) -> str:
+    words = [f"{edge.routing.value}({edge.key})" if edge.key else edge.routing.value]
+    if edge.distributed:
+        words.append("distributed")
+    if edge.priority:
+        words.append(f"priority {edge.priority}")
+    if edge.buffered:
+        words.append("buffered")
+    return " ".join(words)

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from jetspark.db.tables import Job, JobResult
+from jetspark.db.tables import Job, JobResult, JobTransition
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
@@ -166,3 +166,19 @@ def list_results(
     if len(rows) > limit:
         return [item for _, item in rows[:limit]], rows[limit - 1][0]
     return [item for _, item in rows], None
+
+
+def list_transitions(
+    session: Session, *, job_id: uuid.UUID | None, after: int = 0, limit: int = 500
+) -> list[JobTransition]:
+    """Status history after transition id ``after``, oldest first: one job's, or all jobs'."""
+    query = select(JobTransition).where(JobTransition.id > after)
+    if job_id is not None:
+        query = query.where(JobTransition.job_id == job_id)
+    return list(session.execute(query.order_by(JobTransition.id).limit(limit)).scalars())
+
+
+def last_transition_id(session: Session) -> int:
+    """The newest transition's id (0 when there is none)."""
+    newest = session.execute(select(func.max(JobTransition.id))).scalar_one_or_none()
+    return int(newest or 0)

@@ -26,6 +26,18 @@ class Keys:
     def worker_heartbeat(self, worker: str) -> str:
         return f"{self.namespace}:worker:{worker}"
 
+    def job_events(self, job_id: object) -> str:
+        """Stream of a job's live events (metric ticks, snapshot commits) for SSE clients."""
+        return f"{self.namespace}:job:{job_id}:events"
+
+    def job_metrics(self, job_id: object) -> str:
+        """Hash of a running job's latest metrics, one field per vertex."""
+        return f"{self.namespace}:job:{job_id}:metrics"
+
+    def worker_heartbeat_pattern(self) -> str:
+        """SCAN pattern matching every ``worker_heartbeat`` key."""
+        return f"{self.namespace}:worker:*"
+
     def redis_map(self, map_name: str) -> str:
         """Hash written by a ``sink.redis_map`` vertex."""
         return f"{self.namespace}:map:{map_name}"

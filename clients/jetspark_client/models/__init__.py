@@ -1,6 +1,9 @@
 """ Contains all the data models used in inputs/outputs """
 
+from .dag_edge_view import DagEdgeView
 from .dag_spec import DagSpec
+from .dag_vertex_view import DagVertexView
+from .dag_view import DagView
 from .diagnostic import Diagnostic
 from .edge_config import EdgeConfig
 from .edge_spec import EdgeSpec
@@ -15,6 +18,7 @@ from .job_view import JobView
 from .job_view_last_snapshot_type_0 import JobViewLastSnapshotType0
 from .job_view_plan_type_0 import JobViewPlanType0
 from .job_view_vertex_counts_type_0 import JobViewVertexCountsType0
+from .jobs_dag_format_type_0 import JobsDagFormatType0
 from .partition_view import PartitionView
 from .partitions_get_key_type import PartitionsGetKeyType
 from .problem_detail import ProblemDetail
@@ -30,7 +34,10 @@ from .vertex_spec import VertexSpec
 from .vertex_spec_params import VertexSpecParams
 
 __all__ = (
+    "DagEdgeView",
     "DagSpec",
+    "DagVertexView",
+    "DagView",
     "Diagnostic",
     "EdgeConfig",
     "EdgeSpec",
@@ -39,6 +46,7 @@ __all__ = (
     "JobConfig",
     "JobError",
     "JobPage",
+    "JobsDagFormatType0",
     "JobSpec",
     "JobStatus",
     "JobView",

@@ -1,0 +1,106 @@
+"""Prometheus ``/metrics``: HTTP requests, jobs by status, worker heartbeats.
+
+Each app has its own registry (tests build several apps in one process). Request metrics are
+counted by a pure ASGI middleware, labelled with the route *template* so ids never explode
+the label space; the job and worker gauges are read at scrape time by a collector.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import redis
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from jetspark.db.tables import Job
+from jetspark.jobs.status import JobStatus
+from jetspark.queue.keys import Keys
+
+
+class RequestMetrics:
+    """Counts requests and their latency by method, route template and status."""
+
+    def __init__(self, app: ASGIApp, *, registry: CollectorRegistry) -> None:
+        self.app = app
+        self.requests = Counter(
+            "jetspark_http_requests",
+            "HTTP requests served",
+            ["method", "route", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "jetspark_http_request_duration_seconds",
+            "Time to the response's first byte",
+            ["method", "route"],
+            registry=registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                route = _route_template(scope)
+                self.latency.labels(scope["method"], route).observe(time.perf_counter() - started)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_status)
+        finally:
+            self.requests.labels(scope["method"], _route_template(scope), str(status)).inc()
+
+
+def _route_template(scope: Scope) -> str:
+    route: Any = scope.get("route")
+    path = getattr(route, "path", None)
+    return str(path) if path else "unmatched"
+
+
+class JobServerCollector(Collector):
+    """Jobs by status (PostgreSQL) and the age of each worker's heartbeat (Redis)."""
+
+    def __init__(self, sessions: sessionmaker[Session], client: redis.Redis, keys: Keys) -> None:
+        self.sessions = sessions
+        self.client = client
+        self.keys = keys
+
+    def collect(self) -> Iterator[Metric]:
+        yield self._jobs_by_status()
+        yield from self._worker_heartbeats()
+
+    def _jobs_by_status(self) -> Metric:
+        family = GaugeMetricFamily("jetspark_jobs", "Jobs by status", labels=["status"])
+        with self.sessions() as session:
+            rows = session.execute(select(Job.status, func.count()).group_by(Job.status))
+            counts = {str(status): int(count) for status, count in rows}
+        for status in JobStatus:
+            family.add_metric([status.value], counts.get(status.value, 0))
+        return family
+
+    def _worker_heartbeats(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            "jetspark_worker_heartbeat_age_seconds",
+            "Seconds since each live worker's last heartbeat",
+            labels=["worker"],
+        )
+        now = time.time()
+        prefix = self.keys.worker_heartbeat("")
+        for key in self.client.scan_iter(match=self.keys.worker_heartbeat_pattern(), count=200):
+            beat = self.client.get(key)
+            if beat is not None:
+                family.add_metric([str(key)[len(prefix) :]], max(0.0, now - float(str(beat))))
+        yield family

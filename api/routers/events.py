@@ -1,0 +1,220 @@
+"""Server-Sent Events, resumable: ``GET /v1/jobs/{id}/events`` and ``GET /v1/events``.
+
+A job's stream merges two sources:
+- ``status`` events are the job's ``job_transitions`` rows (PostgreSQL), woken by the
+  ``LISTEN`` connection the long-poll uses;
+- ``metrics`` and ``snapshot`` events come from the job's Redis Stream (``XREAD BLOCK``).
+
+Every event's id carries both cursors, ``<transition id>.<stream id>``, so a client that
+reconnects with ``Last-Event-ID`` gets exactly what it missed from each source: no gap, no
+repeat. The stream ends with an ``end`` event once the job is terminal.
+
+``/v1/events`` carries the ``status`` events of every job (one connection for a job list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import redis.asyncio as aioredis
+from fastapi import APIRouter, Header, Request
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session, sessionmaker
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from api.deps import TokenDep
+from api.notifications import JobChangeListener
+from api.problems import PROBLEM_RESPONSES, Problem
+from api.schemas import TransitionView
+from jetspark.jobs import service
+from jetspark.jobs.status import JobStatus
+from jetspark.queue.keys import Keys
+
+router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
+
+STREAM_BATCH = 200
+PING_S = 10
+_CURSOR = re.compile(r"^(\d{1,19})\.(\d{1,20}-\d{1,20})$")
+
+
+@dataclass
+class EventCursor:
+    """Where a client is in both sources."""
+
+    transition: int = 0
+    stream: str = "0-0"
+
+    def render(self) -> str:
+        return f"{self.transition}.{self.stream}"
+
+    @classmethod
+    def parse(cls, text: str) -> EventCursor:
+        match = _CURSOR.match(text.strip())
+        if match is None:
+            raise Problem(
+                422,
+                f"Last-Event-ID {text!r} is not an id this server sent",
+                slug="invalid-event-id",
+                title="Invalid event id",
+            )
+        return cls(int(match.group(1)), match.group(2))
+
+
+def _history(
+    sessions: sessionmaker[Session], job_id: uuid.UUID | None, after: int
+) -> tuple[list[TransitionView], bool]:
+    """Transitions after ``after`` and whether the job has ended (never, for all jobs)."""
+    with sessions() as session:
+        ended = False
+        if job_id is not None:
+            ended = JobStatus(service.get_job(session, job_id).status).is_terminal
+        rows = service.list_transitions(session, job_id=job_id, after=after)
+        return [TransitionView.of(r) for r in rows], ended
+
+
+def _last_transition_id(sessions: sessionmaker[Session]) -> int:
+    with sessions() as session:
+        return service.last_transition_id(session)
+
+
+def _ensure_exists(sessions: sessionmaker[Session], job_id: uuid.UUID) -> None:
+    with sessions() as session:
+        service.get_job(session, job_id)  # raises JobNotFound: 404
+
+
+async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
+    newest: Any = await client.xrevrange(stream, count=1)
+    return str(newest[0][0]) if newest else "0-0"
+
+
+class EventStream:
+    """One client's view of one job (or of all jobs' statuses), from a cursor on."""
+
+    def __init__(self, request: Request, job_id: uuid.UUID | None, cursor: EventCursor) -> None:
+        self.job_id = job_id
+        self.cursor = cursor
+        self.sessions: sessionmaker[Session] = request.app.state.sessions
+        self.listener: JobChangeListener = request.app.state.listener
+        self.redis: aioredis.Redis = request.app.state.aioredis
+        keys: Keys = request.app.state.keys
+        self.stream = keys.job_events(job_id) if job_id is not None else None
+
+    async def events(self) -> AsyncIterator[ServerSentEvent]:
+        while True:
+            # Register before reading, so a change between the read and the wait wakes us.
+            waiter = self.listener.waiter(self.job_id)
+            try:
+                transitions, ended = await run_in_threadpool(
+                    _history, self.sessions, self.job_id, self.cursor.transition
+                )
+                for view in transitions:
+                    self.cursor.transition = view.id
+                    yield self._event("status", view.model_dump_json())
+                entries = await self._read_stream(block_ms=None)
+                for event in entries:
+                    yield event
+                if ended and not transitions and not entries:
+                    yield self._event("end", json.dumps({"job_id": str(self.job_id)}))
+                    return
+                if transitions or entries:
+                    continue  # drain before waiting
+                for event in await self._wait(waiter):
+                    yield event
+            finally:
+                self.listener.forget(self.job_id, waiter)
+
+    async def _wait(self, waiter: asyncio.Event) -> list[ServerSentEvent]:
+        """Until the job changes in PostgreSQL or its stream grows (or a ping interval)."""
+        reading = asyncio.create_task(self._read_stream(block_ms=PING_S * 1000))
+        changed = asyncio.create_task(waiter.wait())
+        try:
+            done, _ = await asyncio.wait({reading, changed}, return_when="FIRST_COMPLETED")
+        finally:
+            # Also when the client went away and this generator is cancelled mid-wait.
+            for task in (reading, changed):
+                if not task.done():
+                    task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        return reading.result() if reading in done else []
+
+    async def _read_stream(self, *, block_ms: int | None) -> list[ServerSentEvent]:
+        if self.stream is None:
+            if block_ms:  # nothing to read: just wait out the ping interval
+                await asyncio.sleep(block_ms / 1000)
+            return []
+        reply: Any = await self.redis.xread(
+            {self.stream: self.cursor.stream}, count=STREAM_BATCH, block=block_ms
+        )
+        # RESP2 answers [[stream, entries]], RESP3 {stream: entries}.
+        streams = reply.items() if isinstance(reply, dict) else (reply or [])
+        found: list[ServerSentEvent] = []
+        for _, entries in streams:
+            for entry_id, fields in entries:
+                self.cursor.stream = str(entry_id)
+                found.append(self._event(str(fields.get("kind", "message")), fields["data"]))
+        return found
+
+    def _event(self, kind: str, data: str) -> ServerSentEvent:
+        return ServerSentEvent(data=data, event=kind, id=self.cursor.render())
+
+
+@router.get(
+    "/jobs/{job_id}/events",
+    operation_id="jobs-events",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events: status, metrics, snapshot, end",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def job_events(
+    request: Request,
+    job_id: uuid.UUID,
+    _token: TokenDep,
+    last_event_id: Annotated[str | None, Header(max_length=64)] = None,
+) -> EventSourceResponse:
+    """Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off."""
+    if last_event_id:
+        cursor = EventCursor.parse(last_event_id)
+    else:
+        # A new client gets the whole status history, and live ticks from now on.
+        await run_in_threadpool(_ensure_exists, request.app.state.sessions, job_id)
+        keys: Keys = request.app.state.keys
+        latest = await _latest_stream_id(request.app.state.aioredis, keys.job_events(job_id))
+        cursor = EventCursor(0, latest)
+    return EventSourceResponse(EventStream(request, job_id, cursor).events(), ping=PING_S)
+
+
+@router.get(
+    "/events",
+    operation_id="jobs-events-all",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events: the status changes of every job",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def all_job_events(
+    request: Request,
+    _token: TokenDep,
+    last_event_id: Annotated[str | None, Header(max_length=64)] = None,
+) -> EventSourceResponse:
+    """Every job's status changes from now on (or from ``Last-Event-ID``), for job lists."""
+    if last_event_id:
+        cursor = EventCursor.parse(last_event_id)
+    else:
+        newest = await run_in_threadpool(_last_transition_id, request.app.state.sessions)
+        cursor = EventCursor(newest, "0-0")
+    return EventSourceResponse(EventStream(request, None, cursor).events(), ping=PING_S)

@@ -1,0 +1,33 @@
+"""``GET /``: the web status page (static files; the data comes from the token-guarded API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+"""Only our own scripts run, so a name that slipped past escaping still cannot execute."""
+
+router = APIRouter(tags=["web"], include_in_schema=False)
+
+
+@router.get("/", operation_id="web-index")
+def index() -> FileResponse:
+    return FileResponse(
+        STATIC_DIR / "index.html",
+        headers={
+            "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+        },
+    )
+
+
+static_files = StaticFiles(directory=STATIC_DIR)

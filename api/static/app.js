@@ -1,0 +1,327 @@
+// The jetspark status page. Every user-supplied string reaches the DOM through textContent
+// (never innerHTML). Live updates come from the API's Server-Sent Events, read with fetch so
+// the bearer token travels in a header, not in the URL.
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const EXAMPLE = {
+  name: "word-count",
+  dag: {
+    vertices: [
+      { name: "lines", processor: "source.items",
+        params: { items: [{ line: "to be or not to be" }, { line: "that is the question" }] } },
+      { name: "tokenize", processor: "flat_map",
+        params: { explode: "split(lower(line), ' ')", as: "word" } },
+      { name: "count", processor: "aggregate",
+        params: { key: "word", aggregations: { count: "count(*)" } } },
+      { name: "sink", processor: "sink.results" },
+    ],
+    edges: [
+      { from: "lines", to: "tokenize" },
+      { from: "tokenize", to: "count", routing: "partitioned", key: "word", distributed: true },
+      { from: "count", to: "sink" },
+    ],
+  },
+  config: { members: 1, local_parallelism: 2 },
+};
+const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
+
+const $ = (id) => document.getElementById(id);
+let token = sessionStorage.getItem("jetspark-token") || "";
+let viewAbort = null; // aborts the current view's event streams
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+  return node;
+}
+
+function say(text) {
+  const box = $("message");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function api(path, options = {}) {
+  const headers = { Authorization: `Bearer ${token}`, ...(options.headers || {}) };
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { ...options, headers });
+  const body = response.status === 204 ? null : await response.json().catch(() => null);
+  if (!response.ok) {
+    const errors = (body && body.errors) || [];
+    const detail = body ? body.detail || body.title : response.statusText;
+    const where = errors.map((e) => `${e.pointer}: ${e.message}`).join("; ");
+    throw new Error(`${response.status} ${detail}${where ? ` (${where})` : ""}`);
+  }
+  return body;
+}
+
+// Follows an SSE endpoint until aborted; reconnects with Last-Event-ID after a drop.
+async function follow(path, onEvent, signal, onState) {
+  let lastId = null;
+  while (!signal.aborted) {
+    try {
+      const headers = { Authorization: `Bearer ${token}`, Accept: "text/event-stream" };
+      if (lastId) headers["Last-Event-ID"] = lastId;
+      const response = await fetch(path, { headers, signal });
+      if (!response.ok) throw new Error(`${response.status} on ${path}`);
+      onState && onState("live");
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      let fields = {};
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let newline;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, newline).replace(/\r$/, "");
+          buffer = buffer.slice(newline + 1);
+          if (line === "") {
+            if (fields.data !== undefined) {
+              if (fields.id) lastId = fields.id;
+              const kind = fields.event || "message";
+              onEvent(kind, JSON.parse(fields.data));
+              if (kind === "end") return;
+            }
+            fields = {};
+          } else if (!line.startsWith(":")) {
+            const colon = line.indexOf(":");
+            const name = colon < 0 ? line : line.slice(0, colon);
+            const data = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+            fields[name] = name === "data" && fields.data !== undefined ? `${fields.data}\n${data}` : data;
+          }
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      onState && onState("reconnecting");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // reconnect backoff
+  }
+}
+
+// ---- the job list ---------------------------------------------------------------------------
+let nextCursor = null;
+
+function jobRow(job) {
+  const row = el("tr");
+  row.dataset.jobId = job.id;
+  const link = el("a", job.name);
+  link.href = `#/jobs/${job.id}`;
+  const name = el("td");
+  name.append(link);
+  row.append(name, el("td", job.status, `status ${job.status}`), el("td", job.attempt),
+    el("td", new Date(job.created_at).toLocaleString()), el("td", job.id.slice(0, 8), "muted"));
+  return row;
+}
+
+function listQuery() {
+  const params = new URLSearchParams({ limit: "50" });
+  if ($("filter-status").value) params.append("status", $("filter-status").value);
+  if ($("filter-name").value) params.append("name", $("filter-name").value);
+  return params;
+}
+
+async function loadJobs(append) {
+  const params = listQuery();
+  if (append && nextCursor) params.set("cursor", nextCursor);
+  const page = await api(`/v1/jobs?${params}`);
+  const body = $("jobs").querySelector("tbody");
+  if (!append) body.replaceChildren();
+  page.items.forEach((job) => body.append(jobRow(job)));
+  nextCursor = page.next_cursor;
+  $("more-jobs").hidden = !nextCursor;
+}
+
+async function onListEvent(kind, data) {
+  if (kind !== "status") return;
+  const row = document.querySelector(`#jobs tr[data-job-id="${CSS.escape(data.job_id)}"]`);
+  const status = $("filter-status").value;
+  if (row && (!status || status === data.to_status)) {
+    row.children[1].textContent = data.to_status;
+    row.children[1].className = `status ${data.to_status}`;
+    row.children[2].textContent = data.attempt;
+  } else {
+    await loadJobs(false); // a new job, or one that left or entered the filter
+  }
+}
+
+function showList(signal) {
+  $("list-view").hidden = false;
+  if (!$("dag-body").value) $("dag-body").value = JSON.stringify(EXAMPLE, null, 2);
+  loadJobs(false).catch((error) => say(error.message));
+  follow("/v1/events", (kind, data) => onListEvent(kind, data).catch((e) => say(e.message)),
+    signal, (state) => { $("live").textContent = state; });
+}
+
+// ---- one job ------------------------------------------------------------------------------
+const throughput = [];
+
+function showJobView(job) {
+  $("job-name").textContent = job.name;
+  $("job-status").textContent = job.status;
+  $("job-status").className = `status ${job.status}`;
+  $("job-id").textContent = job.id;
+  $("job-attempt").textContent = job.attempt;
+  $("job-worker").textContent = job.worker || "-";
+  $("job-error").hidden = !job.error;
+  $("job-error").textContent = job.error ? `${job.error.type}: ${job.error.message}` : "";
+  for (const button of document.querySelectorAll("#job-view [data-action]")) {
+    button.disabled = TERMINAL.has(job.status);
+  }
+  if (job.last_snapshot) addSnapshot(job.last_snapshot);
+}
+
+function drawDag(view) {
+  const graph = new dagre.graphlib.Graph();
+  graph.setGraph({ rankdir: "LR", nodesep: 28, ranksep: 80, marginx: 12, marginy: 12 });
+  graph.setDefaultEdgeLabel(() => ({}));
+  view.vertices.forEach((v) => graph.setNode(v.name, { width: 170, height: 54 }));
+  view.edges.forEach((e) => graph.setEdge(e.from, e.to,
+    { label: e.label, width: 7 * e.label.length, height: 14, labelpos: "c" }));
+  dagre.layout(graph);
+  const canvas = $("dag");
+  canvas.replaceChildren();
+  const size = graph.graph();
+  canvas.setAttribute("viewBox", `0 0 ${size.width} ${size.height}`);
+  canvas.setAttribute("width", size.width);
+  canvas.setAttribute("height", size.height);
+  view.edges.forEach((e) => {
+    const laid = graph.edge(e.from, e.to);
+    const group = svg("g", { class: `edge ${e.exchange}` });
+    group.append(svg("path", { d: `M${laid.points.map((p) => `${p.x},${p.y}`).join(" L")}` }));
+    const label = svg("text", { x: laid.x, y: laid.y, "text-anchor": "middle" });
+    label.textContent = e.label;
+    group.append(label);
+    canvas.append(group);
+  });
+  view.vertices.forEach((v) => {
+    const node = graph.node(v.name);
+    const group = svg("g", { class: "vertex", "data-vertex": v.name });
+    group.append(svg("rect", { x: node.x - 85, y: node.y - 27, width: 170, height: 54, rx: 6 }));
+    const title = svg("text", { x: node.x, y: node.y - 4, "text-anchor": "middle", "font-weight": "bold" });
+    title.textContent = v.name;
+    const kind = svg("text", { x: node.x, y: node.y + 14, "text-anchor": "middle" });
+    kind.textContent = `${v.processor} ×${v.parallelism}`;
+    group.append(title, kind);
+    canvas.append(group);
+  });
+  const body = $("vertices").querySelector("tbody");
+  body.replaceChildren(...view.vertices.map((v) => {
+    const row = el("tr");
+    row.dataset.vertex = v.name;
+    row.append(el("td", v.name), ...Array.from({ length: 6 }, () => el("td", "-")));
+    return row;
+  }));
+}
+
+function showMetrics(tick) {
+  let emitted = 0;
+  for (const [name, m] of Object.entries(tick.vertices || {})) {
+    const node = document.querySelector(`#dag .vertex[data-vertex="${CSS.escape(name)}"]`);
+    if (node) node.setAttribute("class", `vertex bp-${m.backpressure_level || "ok"}`);
+    const row = document.querySelector(`#vertices tr[data-vertex="${CSS.escape(name)}"]`);
+    if (row) {
+      const cells = row.children;
+      cells[1].textContent = m.items_in ?? "-";
+      cells[2].textContent = m.items_out ?? "-";
+      cells[3].textContent = m.coalesced_wm ?? "-";
+      cells[4].textContent = m.lag_ms ?? "-";
+      cells[5].textContent = m.queue_capacity ? `${m.queue_size}/${m.queue_capacity}` : "-";
+      cells[6].textContent = m.backpressure_ratio === undefined ? "-"
+        : `${m.backpressure_level} (${(100 * m.backpressure_ratio).toFixed(0)}%)`;
+    }
+    emitted += m.items_out_per_s || 0;
+  }
+  throughput.push(tick.items_out_per_s ?? emitted);
+  if (throughput.length > 60) throughput.shift();
+  const top = Math.max(1, ...throughput);
+  const points = throughput.map((v, i) => `${i * (320 / 59)},${46 - (44 * v) / top}`).join(" ");
+  $("sparkline").replaceChildren(svg("polyline", { points }));
+}
+
+function addSnapshot(snapshot) {
+  const text = `snapshot ${snapshot.snapshot_id ?? ""} ${snapshot.name || ""} epoch ${snapshot.epoch ?? "-"}`;
+  const known = [...$("snapshots").children].some((li) => li.textContent === text);
+  if (!known) $("snapshots").append(el("li", text));
+}
+
+async function showJob(jobId, signal) {
+  $("job-view").hidden = false;
+  throughput.length = 0;
+  $("history").replaceChildren();
+  $("snapshots").replaceChildren();
+  $("sparkline").replaceChildren();
+  const [job, view] = await Promise.all([api(`/v1/jobs/${jobId}`), api(`/v1/jobs/${jobId}/dag`)]);
+  showJobView(job);
+  drawDag(view);
+  follow(`/v1/jobs/${jobId}/events`, async (kind, data) => {
+    if (kind === "status") {
+      $("history").append(el("li", `${data.from_status || "-"} → ${data.to_status}: ${data.cause}`));
+      showJobView(await api(`/v1/jobs/${jobId}`));
+    } else if (kind === "metrics") {
+      showMetrics(data);
+    } else if (kind === "snapshot") {
+      addSnapshot(data);
+    }
+  }, signal);
+}
+
+// ---- wiring -------------------------------------------------------------------------------
+function route() {
+  if (viewAbort) viewAbort.abort();
+  viewAbort = new AbortController();
+  say("");
+  $("list-view").hidden = true;
+  $("job-view").hidden = true;
+  if (!token) {
+    say("Enter an API token (jetspark up prints one; it is also in .jetspark/token).");
+    return;
+  }
+  const match = location.hash.match(/^#\/jobs\/([0-9a-f-]{36})$/);
+  if (match) showJob(match[1], viewAbort.signal).catch((error) => say(error.message));
+  else showList(viewAbort.signal);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").value = token;
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    token = $("token").value.trim();
+    sessionStorage.setItem("jetspark-token", token);
+    route();
+  });
+  $("filter-status").addEventListener("change", () => loadJobs(false).catch((e) => say(e.message)));
+  $("filter-name").addEventListener("input", () => loadJobs(false).catch((e) => say(e.message)));
+  $("more-jobs").addEventListener("click", () => loadJobs(true).catch((e) => say(e.message)));
+  $("submit-dag").addEventListener("click", async () => {
+    try {
+      const job = await api("/v1/jobs", { method: "POST", body: $("dag-body").value });
+      $("submit-result").textContent = `submitted ${job.id}`;
+      location.hash = `#/jobs/${job.id}`;
+    } catch (error) {
+      $("submit-result").textContent = error.message;
+    }
+  });
+  for (const button of document.querySelectorAll("#job-view [data-action]")) {
+    button.addEventListener("click", async () => {
+      const jobId = $("job-id").textContent;
+      try {
+        showJobView(await api(`/v1/jobs/${jobId}/${button.dataset.action}`, { method: "POST" }));
+      } catch (error) {
+        say(error.message);
+      }
+    });
+  }
+  window.addEventListener("hashchange", route);
+  route();
+});

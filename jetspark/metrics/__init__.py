@@ -1,0 +1,1 @@
+"""Job metrics: the names (one module) and the shape workers report them in."""

@@ -1,0 +1,169 @@
+"""The web status page in headless Chromium (Debian's, driven by Playwright) against the real
+API and a real worker: submit a DAG and watch it complete, cancel another, names escaped.
+
+Screenshots are kept in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from pyspark.sql import SparkSession
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from jetspark.queue.keys import Keys
+from jetspark.settings import WorkerSettings
+from tests.api.conftest import TOKEN
+from worker.engine import run_job
+from worker.loop import Worker
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LONG_JOB: dict[str, Any] = {
+    "name": "endless",
+    "dag": {
+        "vertices": [
+            {"name": "numbers", "processor": "source.sequence", "params": {"count": 10**12}},
+            {"name": "log", "processor": "sink.logger"},
+        ],
+        "edges": [{"from": "numbers", "to": "log"}],
+    },
+    "config": {"members": 1, "local_parallelism": 1},
+}
+
+
+def chromium_path() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing: `make test` installs it (apt-get install chromium)")
+    pytest.skip("no chromium on this machine (make test installs it where it can)")
+
+
+@pytest.fixture
+def worker(
+    spark: SparkSession, db_engine: Engine, redis_url: str, redis_namespace: str
+) -> Iterator[Worker]:
+    """A real worker on the API's namespace, running in a thread for this test."""
+    running = Worker(
+        spark=spark,
+        sessions=sessionmaker(db_engine, expire_on_commit=False),
+        client=redis.Redis.from_url(redis_url, decode_responses=True),
+        keys=Keys(redis_namespace),
+        engine_run=run_job,
+        settings=WorkerSettings(lease_s=5, heartbeat_s=0.2, poll_block_ms=100),
+    )
+    thread = threading.Thread(target=running.run, name="page-worker", daemon=True)
+    thread.start()
+    yield running
+    running.stop()
+    for held in running.held.values():
+        held.control.cancelled.set()
+        spark.sparkContext.cancelJobGroup(held.control.job_group)
+    thread.join(timeout=30)
+
+
+@pytest.fixture
+def page(api_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        tab.goto(f"{api_url}/")
+        tab.fill("#token", TOKEN)
+        tab.click("#token-form button")
+        tab.wait_for_selector("#list-view:not([hidden])")
+        yield tab
+        browser.close()
+        assert not errors, f"the page raised: {errors}"
+
+
+def submit_through_page(page: Any, body: dict[str, Any]) -> str:
+    page.goto(page.url.split("#")[0] + "#/")
+    page.wait_for_selector("#list-view:not([hidden])")
+    page.fill("#dag-body", json.dumps(body))
+    page.click("#submit-dag")
+    page.wait_for_url("**/#/jobs/*")
+    return str(page.url.rsplit("/", 1)[1])
+
+
+def wait_for_status(page: Any, status: str, *, timeout_s: float = 120) -> None:
+    page.wait_for_function(
+        "s => document.getElementById('job-status').textContent === s",
+        arg=status,
+        timeout=timeout_s * 1000,
+    )
+
+
+def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled(
+    page: Any, worker: Worker, word_count: dict[str, Any], artifacts_dir: Path
+) -> None:
+    del worker
+    job_id = submit_through_page(page, word_count)
+    page.wait_for_selector("#dag .vertex")
+    drawn = page.eval_on_selector_all("#dag .vertex", "gs => gs.map(g => g.dataset.vertex)")
+    assert sorted(drawn) == sorted(v["name"] for v in word_count["dag"]["vertices"])
+    edges = page.eval_on_selector_all("#dag .edge text", "ts => ts.map(t => t.textContent)")
+    assert "partitioned(word)" in edges
+    wait_for_status(page, "COMPLETED")
+    history = page.inner_text("#history")
+    assert "RUNNING → COMPLETED" in history or "COMPLETING → COMPLETED" in history
+    page.screenshot(path=str(artifacts_dir / "status-page-completed.png"), full_page=True)
+
+    endless = submit_through_page(page, LONG_JOB)
+    wait_for_status(page, "RUNNING")
+    page.click("#job-view [data-action=cancel]")
+    wait_for_status(page, "CANCELLED", timeout_s=30)
+    page.screenshot(path=str(artifacts_dir / "status-page-cancelled.png"), full_page=True)
+
+    page.goto(page.url.split("#")[0] + "#/")
+    for done, status in ((job_id, "COMPLETED"), (endless, "CANCELLED")):
+        row = f"#jobs tr[data-job-id='{done}'] td.status"
+        page.wait_for_selector(row)
+        assert page.inner_text(row) == status
+
+
+def test_the_list_updates_live_and_shows_hostile_names_as_text(
+    page: Any, api_url: str, word_count: dict[str, Any], artifacts_dir: Path
+) -> None:
+    import httpx
+
+    hostile = '<img src=x onerror="window.pwned=1">'
+    body = {**word_count, "name": hostile}
+    page.wait_for_function("document.getElementById('live').textContent === 'live'")
+    with httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        job_id = http.post("/v1/jobs", json=body).json()["id"]
+        row = f"#jobs tr[data-job-id='{job_id}']"
+        page.wait_for_selector(row)  # arrived through /v1/events, no reload
+        http.post(f"/v1/jobs/{job_id}/cancel")
+    page.wait_for_function(
+        "sel => document.querySelector(sel + ' td.status').textContent === 'CANCELLED'",
+        arg=row,
+    )
+    assert page.inner_text(f"{row} td a") == hostile
+    assert page.evaluate("window.pwned") is None
+    page.screenshot(path=str(artifacts_dir / "status-page-list.png"), full_page=True)
