@@ -1,0 +1,1 @@
+"""Partitioned, replicated state storage (the seeds' IMap on Redis)."""
