@@ -2,8 +2,10 @@
 # Bookworm, not the newer default base: Debian 13 no longer ships Java 17, which Spark 4 needs.
 FROM python:3.11-slim-bookworm
 
-# procps: Spark's launch scripts call `ps`.
-RUN apt-get update \
+# procps: Spark's launch scripts call `ps`. The man folder: slim images drop it, and the JRE's
+# post-install step fails without it.
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
     && rm -rf /var/lib/apt/lists/*
 
