@@ -192,3 +192,17 @@ def test_up_without_java_says_so_in_one_line(jetspark_home: Path, tmp_path: Path
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("error: java not found")
     assert os.environ.get("PATH")  # (the test's own PATH is untouched)
+
+
+def test_a_child_that_dies_is_named_and_everything_stops(jetspark_home: Path) -> None:
+    with jetspark_up(jetspark_home, "--workers", "0") as stack:
+        tree = stack.tree()
+        (api,) = [p for p in tree if "jetspark.cli api" in " ".join(command_lines([p]))]
+        api.kill()
+        code = stack.process.wait(timeout=STOP_DEADLINE_S)
+        assert code == 1, stack.output()
+        assert all(is_gone(proc) for proc in tree), stack.output()
+        errors = [line for line in stack.stderr.read_text().splitlines() if "error" in line]
+        assert len(errors) == 1, stack.output()
+        assert errors[0].startswith(f"error: api (pid {api.pid}) exited with code -9 unexpectedly")
+        assert not (jetspark_home / "postgres" / "postmaster.pid").exists()
