@@ -6,20 +6,24 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+import httpx
 import psutil
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
-from tests.api.conftest import (  # noqa: F401  (the live API fixtures, shared)
-    TOKEN,
-    api_app,
-    api_url,
-    http,
-    word_count,
-)
+from api.app import create_app
+from jetspark.db.engine import normalize_url
+from jetspark.db.migrate import upgrade
+from jetspark.settings import ApiSettings
+from tests.api.conftest import TOKEN, word_count  # noqa: F401  (a shared fixture)
+from tests.live_server import live_server
 
 T = TypeVar("T")
 
@@ -68,6 +72,59 @@ def log_of(path: Path, lines: int = 30) -> str:
     if not path.exists():
         return "(no log)"
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@contextmanager
+def fresh_database(server_database_url: str, prefix: str) -> Iterator[str]:
+    """A database of its own, migrated to head, dropped afterwards.
+
+    Real workers' reconcilers act on every job in their database, and the client tests leave
+    queued jobs behind: neither may reach the rows of other tests.
+    """
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(normalize_url(server_database_url)).set(database=name)
+    rendered = url.render_as_string(hide_password=False)
+    try:
+        upgrade(rendered)
+        yield rendered
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def cli_database_url(server_database_url: str) -> Iterator[str]:
+    with fresh_database(server_database_url, "jetspark_cli") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def cli_namespace(redis_namespace: str) -> str:
+    return f"{redis_namespace}-cli"
+
+
+@pytest.fixture(scope="session")
+def api_url(cli_database_url: str, redis_url: str, cli_namespace: str) -> Iterator[str]:
+    """A real uvicorn serving the app on the CLI tests' database."""
+    app = create_app(
+        database_url=cli_database_url,
+        redis_url=redis_url,
+        redis_namespace=cli_namespace,
+        api_settings=ApiSettings(tokens=[TOKEN]),
+    )
+    with live_server(app) as url:
+        yield url
+
+
+@pytest.fixture
+def http(api_url: str) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=api_url, headers=headers, timeout=30) as client:
+        yield client
 
 
 @pytest.fixture
