@@ -15,19 +15,17 @@ from pathlib import Path
 import psutil
 import pytest
 import redis
-from sqlalchemy import create_engine, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
-from jetspark.db.engine import make_engine, normalize_url
-from jetspark.db.migrate import upgrade
+from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits
-from tests.cli.conftest import EXAMPLE, JETSPARK, is_gone, log_of, poll, process_env
+from tests.cli.conftest import EXAMPLE, JETSPARK, fresh_database, is_gone, log_of, poll, process_env
 from tests.worker.conftest import LONG_JOB
 
 pytestmark = pytest.mark.slow
@@ -57,19 +55,8 @@ def keys(redis_namespace: str) -> Keys:
 
 @pytest.fixture
 def own_database_url(server_database_url: str) -> Iterator[str]:
-    """A database of this test's own: real workers' reconcilers act on every job they see, and
-    must not touch the rows other tests left in the session's database."""
-    name = f"jetspark_proc_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(normalize_url(server_database_url)).set(database=name)
-    rendered = url.render_as_string(hide_password=False)
-    upgrade(rendered)
-    yield rendered
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with fresh_database(server_database_url, "jetspark_proc") as url:
+        yield url
 
 
 @pytest.fixture
@@ -219,3 +206,15 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
     assert done.status == "COMPLETED" and b.owns(done.worker), log_of(b.log)
     assert read_job(sessions, job_id).status == "CANCELLED"
     assert causes(sessions, job_id)[-1] == "cancel requested"
+
+    # SIGTERM stops B promptly, and the job it was running is left to be reclaimed, not failed.
+    last = submit(sessions, redis_client, keys, LONG_JOB)
+    poll(
+        job_when(sessions, last, lambda job: job.status == "RUNNING" and b.owns(job.worker)),
+        deadline_s=60,
+        what="worker B running another long job",
+    )
+    b.process.send_signal(signal.SIGTERM)
+    assert b.process.wait(timeout=30) == 0, log_of(b.log)
+    left = read_job(sessions, last)
+    assert left.status == "RUNNING" and left.error_type is None, causes(sessions, last)
