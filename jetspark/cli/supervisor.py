@@ -34,10 +34,21 @@ class Child:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    log_start: int = 0
+    """Where this run's output begins in ``log`` (earlier runs' output comes before)."""
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def output(self) -> str:
+        """What the child wrote in this run."""
+        try:
+            with self.log.open("rb") as file:
+                file.seek(self.log_start)
+                return file.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def last_log_line(self) -> str:
         lines = [line for line in log_tail(self.log, 20).splitlines() if line.strip()]
@@ -72,6 +83,7 @@ class Supervisor:
         with log.open("ab") as out:
             out.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n".encode())
             out.flush()
+            log_start = out.tell()
             process = subprocess.Popen(
                 argv,
                 env=self.env,
@@ -80,7 +92,7 @@ class Supervisor:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        child = Child(name=name, process=process, log=log)
+        child = Child(name=name, process=process, log=log, log_start=log_start)
         self.children.append(child)
         return child
 

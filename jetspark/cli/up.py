@@ -24,6 +24,8 @@ from jetspark.settings import ApiSettings, DatabaseSettings, HomeSettings, Redis
 EXIT_CHILD_DIED = 1
 STOP_GRACE_S = 20.0
 READY_POLL_S = 0.1
+WORKER_STARTED = "worker started"
+"""What a worker logs once its SparkSession is built and it takes jobs (worker/loop.py)."""
 
 
 def _say(message: str) -> None:
@@ -94,8 +96,12 @@ def _banner(base_url: str, token: str | None, home: Path, workers: int, services
     )
 
 
-def _supervise(supervisor: Supervisor, signals: StopSignals) -> int:
-    """Block until a stop signal (0) or a child's unexpected exit (non-zero)."""
+def _supervise(supervisor: Supervisor, signals: StopSignals, started: float) -> int:
+    """Block until a stop signal (0) or a child's unexpected exit (non-zero).
+
+    Meanwhile, say when each worker has its SparkSession: from then on, jobs start at once.
+    """
+    warming = [child for child in supervisor.children if child.name.startswith("worker")]
     while signals.requested is None:
         signals.wake.wait(1.0)
         signals.wake.clear()
@@ -104,6 +110,9 @@ def _supervise(supervisor: Supervisor, signals: StopSignals) -> int:
         if dead is not None:
             _say(f"error: {_death_message(dead, 'unexpectedly')}; stopping everything")
             return EXIT_CHILD_DIED
+        for child in [child for child in warming if WORKER_STARTED in child.output()]:
+            warming.remove(child)
+            _say(f"{child.name} ready: Spark is warm ({time.monotonic() - started:.1f} s)")
     _say(f"{signals.requested}: stopping")
     return 0
 
@@ -127,6 +136,7 @@ def up(
     services = Services()
     supervisor: Supervisor | None = None
     code = 0
+    started = time.monotonic()
     with StopSignals() as signals:
         try:
             home.mkdir(parents=True, exist_ok=True)
@@ -154,9 +164,15 @@ def up(
             ready_s = _wait_ready(base_url, supervisor, signals, ready_timeout)
             typer.echo(_banner(base_url, token, home, workers, services))
             _say(f"ready in {ready_s:.1f} s")
-            code = _supervise(supervisor, signals)
+            code = _supervise(supervisor, signals, started)
         except Interrupted as stop:
             _say(f"{stop}: stopping")
+        except CliError:
+            if signals.requested is None:
+                raise
+            # Ctrl-C reaches the server tools we run in the foreground (initdb, pg_ctl) too:
+            # their failure is the interruption, not an error to report.
+            _say(f"{signals.requested}: stopping")
         finally:
             if supervisor is not None:
                 killed = supervisor.stop(grace_s=STOP_GRACE_S, hurry=signals.hurry)

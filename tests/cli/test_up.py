@@ -136,6 +136,11 @@ def test_up_runs_a_job_stops_cleanly_and_keeps_it(jetspark_home: Path) -> None:
         ).json()["items"]
         assert {item["key"]: item["count"] for item in results} == expected_counts()
 
+        poll(
+            lambda: "worker-1 ready: Spark is warm" in stack.stderr.read_text(),
+            deadline_s=10,
+            what="up saying the worker is warm",
+        )
         names = command_lines(stack.tree())
         assert any("jetspark.cli api" in name for name in names), names
         assert any("jetspark.cli worker" in name for name in names), names
