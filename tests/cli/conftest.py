@@ -75,8 +75,10 @@ def log_of(path: Path, lines: int = 30) -> str:
 
 
 @contextmanager
-def fresh_database(server_database_url: str, prefix: str) -> Iterator[str]:
-    """A database of its own, migrated to head, dropped afterwards.
+def fresh_database(
+    server_database_url: str, prefix: str, *, migrated: bool = True
+) -> Iterator[str]:
+    """A database of its own (migrated to head unless told not), dropped afterwards.
 
     Real workers' reconcilers act on every job in their database, and the client tests leave
     queued jobs behind: neither may reach the rows of other tests.
@@ -88,7 +90,8 @@ def fresh_database(server_database_url: str, prefix: str) -> Iterator[str]:
     url = make_url(normalize_url(server_database_url)).set(database=name)
     rendered = url.render_as_string(hide_password=False)
     try:
-        upgrade(rendered)
+        if migrated:
+            upgrade(rendered)
         yield rendered
     finally:
         with admin.connect() as conn:
