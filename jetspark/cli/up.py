@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -196,9 +197,17 @@ def _reap_stopped_servers(deadline_s: float = 10.0) -> None:
 
 
 def _migrate(database_url: str) -> None:
-    from jetspark.db.migrate import upgrade
-
-    try:
-        upgrade(database_url)
-    except Exception as error:  # alembic and the driver raise many kinds; one line for each
-        raise CliError(f"migrating the database failed: {first_line(str(error))}") from None
+    """``jetspark migrate`` as a child: ``up`` itself never loads Alembic and the tables, which
+    would stay in its memory for the whole session."""
+    done = subprocess.run(
+        _child_argv("migrate"),
+        env=dict(os.environ) | {"JETSPARK_DATABASE_URL": database_url},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        told = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        reason = told[-1].removeprefix("error: ") if told else first_line(done.stderr)
+        raise CliError(f"migrating the database failed: {reason}")
