@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ client: openapi
 
 bench: install
 	$(BIN)/python -m bench.status_reads
+
+# `jetspark up` in a temporary home: seconds to /readyz and to warm workers, idle memory.
+bench-stack: install
+	$(BIN)/python -m bench.stack
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

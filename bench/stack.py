@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,19 +26,68 @@ class RunningStack:
     url: str
     token: str
     process: subprocess.Popen[bytes]
+    home: Path
     start_s: float
     """Seconds from launching ``jetspark up`` to the first 200 from ``/readyz``."""
 
+    def processes(self) -> list[psutil.Process]:
+        """``jetspark up`` and its tree: API, workers and their JVMs, Valkey, PostgreSQL."""
+        root = psutil.Process(self.process.pid)
+        tree: list[psutil.Process] = [root, *root.children(recursive=True)]
+        return tree
+
     def rss_bytes(self) -> int:
         """Resident memory of ``jetspark up`` and every process it started."""
-        root = psutil.Process(self.process.pid)
         total = 0
-        for proc in [root, *root.children(recursive=True)]:
+        for proc in self.processes():
             try:
                 total += proc.memory_info().rss
-            except psutil.NoSuchProcess:
+            except psutil.Error:
                 continue
         return total
+
+    def memory_by_part(self) -> dict[str, dict[str, float]]:
+        """RSS and PSS (shared pages split between their users) in MiB, per part of the stack.
+
+        RSS counts PostgreSQL's shared buffers once per backend; PSS does not, so its sum is
+        the honest total.
+        """
+        parts: dict[str, dict[str, float]] = {}
+        for proc in self.processes():
+            try:
+                name = _part(proc)
+                memory = proc.memory_full_info()
+            except psutil.Error:
+                continue
+            part = parts.setdefault(name, {"processes": 0, "rss_mib": 0.0, "pss_mib": 0.0})
+            part["processes"] += 1
+            part["rss_mib"] += memory.rss / 2**20
+            part["pss_mib"] += getattr(memory, "pss", memory.rss) / 2**20
+        return {
+            name: {key: round(value, 1) for key, value in part.items()}
+            for name, part in sorted(parts.items())
+        }
+
+    def workers_warm(self) -> bool:
+        """Every worker has built its SparkSession and entered its loop."""
+        logs = sorted((self.home / "logs").glob("worker-*.log"))
+        return bool(logs) and all("worker started" in log.read_text() for log in logs)
+
+
+def _part(proc: psutil.Process) -> str:
+    command = " ".join(proc.cmdline()) or proc.name()
+    for marker, name in (
+        ("jetspark.cli api", "api"),
+        ("jetspark.cli worker", "worker (python)"),
+        ("java", "worker (spark jvm)"),
+        ("pyspark", "worker (spark python)"),
+        ("valkey", "valkey"),
+        ("postgres", "postgresql"),
+        (" up", "jetspark up"),
+    ):
+        if marker in command:
+            return name
+    return str(proc.name())
 
 
 def free_port() -> int:
@@ -52,7 +103,7 @@ def running_stack(*, workers: int = 1, deadline_s: float = 180.0) -> Iterator[Ru
     """``jetspark up`` with embedded PostgreSQL and Redis in a temporary home."""
     token = secrets.token_urlsafe(16)
     port = free_port()
-    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
+    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home, _pg_data_removed(home):
         env = {
             key: value
             for key, value in os.environ.items()
@@ -71,13 +122,30 @@ def running_stack(*, workers: int = 1, deadline_s: float = 180.0) -> Iterator[Ru
         url = f"http://127.0.0.1:{port}"
         try:
             start_s = _wait_ready(url, process, started, deadline_s)
-            yield RunningStack(url=url, token=token, process=process, start_s=start_s)
+            yield RunningStack(
+                url=url,
+                token=token,
+                process=process,
+                home=Path(home) / ".jetspark",
+                start_s=start_s,
+            )
         finally:
             process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@contextmanager
+def _pg_data_removed(home: str) -> Iterator[None]:
+    """As root, the embedded PostgreSQL may keep its data outside the home, behind a link."""
+    try:
+        yield
+    finally:
+        link = Path(home) / ".jetspark" / "postgres"
+        if link.is_symlink():
+            shutil.rmtree(link.resolve().parent, ignore_errors=True)
 
 
 def _wait_ready(
@@ -148,7 +216,9 @@ def direct_stack(*, api_workers: int = 1, deadline_s: float = 120.0) -> Iterator
             url_base = f"http://127.0.0.1:{port}"
             try:
                 start_s = _wait_ready(url_base, process, started, deadline_s)
-                yield RunningStack(url=url_base, token=token, process=process, start_s=start_s)
+                yield RunningStack(
+                    url=url_base, token=token, process=process, home=Path(home), start_s=start_s
+                )
             finally:
                 process.send_signal(signal.SIGTERM)
                 try:
@@ -181,3 +251,31 @@ def _embedded_redis(home: Path, servers: list[EmbeddedServer]) -> str:
     server = EmbeddedRedis(home / "redis")
     servers.append(server)
     return server.start()
+
+
+def main() -> None:
+    """``python -m bench.stack [workers]``: start time, warm-up time and idle memory."""
+    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    with running_stack(workers=workers) as stack:
+        started = time.perf_counter()
+        deadline = started + 180
+        while not stack.workers_warm():
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the workers did not start within 180 s")
+            time.sleep(0.2)  # polling the workers' logs, with a deadline
+        warm_s = stack.start_s + time.perf_counter() - started
+        time.sleep(5)  # let the stack settle before reading its idle memory
+        parts = stack.memory_by_part()
+        report = {
+            "workers": workers,
+            "start_to_ready_s": round(stack.start_s, 2),
+            "start_to_workers_warm_s": round(warm_s, 2),
+            "idle_rss_mib": round(stack.rss_bytes() / 2**20, 1),
+            "idle_pss_mib": round(sum(part["pss_mib"] for part in parts.values()), 1),
+            "by_part": parts,
+        }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

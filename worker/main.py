@@ -49,6 +49,11 @@ def run_worker() -> None:
     try:
         worker.run()
     finally:
+        # Jobs still running are left to another worker (their lease runs out): mark them
+        # stopped first, so the errors spark.stop() raises in their threads are not recorded
+        # as the jobs' failures.
+        for held in list(worker.held.values()):
+            held.control.cancelled.set()
         spark.stop()
         engine.dispose()
 

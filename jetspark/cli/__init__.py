@@ -1,0 +1,1 @@
+"""The ``jetspark`` console script: servers (up, api, worker, migrate) and an HTTP client."""

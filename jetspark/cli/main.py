@@ -1,0 +1,57 @@
+"""The ``jetspark`` console script: one typer app, one error policy for every command."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from jetspark.cli import jobs, servers, up
+from jetspark.cli.errors import EXIT_ERROR, CliError, first_line
+
+app = typer.Typer(
+    name="jetspark",
+    help="Run Hazelcast Jet-style dataflow DAGs on Apache Spark behind a REST API.",
+    no_args_is_help=True,
+    add_completion=False,
+    # Expected failures are CliErrors (one line); an unexpected one is one line too, not a
+    # screenful of locals.
+    pretty_exceptions_enable=False,
+)
+
+
+def one_line_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """Print ``error: <message>`` on stderr and exit non-zero instead of a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except CliError as error:
+            typer.echo(f"error: {error.message}", err=True)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as error:
+            typer.echo(f"error: {type(error).__name__}: {first_line(str(error))}", err=True)
+            raise typer.Exit(EXIT_ERROR) from None
+
+    return run
+
+
+for name, function in (
+    ("up", up.up),
+    ("api", servers.api),
+    ("worker", servers.worker),
+    ("migrate", servers.migrate),
+    ("submit", jobs.submit),
+    ("jobs", jobs.jobs),
+    ("status", jobs.status),
+    ("cancel", jobs.cancel),
+):
+    app.command(name)(one_line_errors(function))

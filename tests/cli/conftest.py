@@ -1,0 +1,145 @@
+"""Helpers for the CLI tests: the live API of tests/api, subprocess environments, polling."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+import psutil
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from api.app import create_app
+from jetspark.db.engine import normalize_url
+from jetspark.db.migrate import upgrade
+from jetspark.settings import ApiSettings
+from tests.api.conftest import TOKEN, word_count  # noqa: F401  (a shared fixture)
+from tests.live_server import live_server
+
+T = TypeVar("T")
+
+JETSPARK = str(Path(sys.executable).with_name("jetspark"))
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
+
+# What a test's own settings must not leak into the processes it starts.
+_OWN_SETTINGS = (
+    "JETSPARK_DATABASE_URL",
+    "JETSPARK_REDIS_URL",
+    "JETSPARK_REDIS_NAMESPACE",
+    "JETSPARK_API_TOKENS",
+    "JETSPARK_HOME",
+    "JETSPARK_URL",
+    "JETSPARK_TOKEN",
+)
+
+
+def process_env(**settings: str) -> dict[str, str]:
+    """This environment without any jetspark setting, plus ``settings``."""
+    env = {key: value for key, value in os.environ.items() if key not in _OWN_SETTINGS}
+    env |= {"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    return env | settings
+
+
+def poll(probe: Callable[[], T | None], *, deadline_s: float, what: str, every_s: float = 0.1) -> T:
+    """Call ``probe`` until it returns something other than None/False; fail at the deadline."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        found = probe()
+        if found is not None and found is not False:
+            return found
+        assert time.monotonic() < deadline, f"not within {deadline_s:.0f} s: {what}"
+        time.sleep(every_s)  # waiting on other processes, bounded by the deadline
+
+
+def is_gone(proc: psutil.Process) -> bool:
+    """Exited: no such process, or a zombie nobody has collected yet."""
+    try:
+        return bool(proc.status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+
+
+def log_of(path: Path, lines: int = 30) -> str:
+    if not path.exists():
+        return "(no log)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@contextmanager
+def fresh_database(
+    server_database_url: str, prefix: str, *, migrated: bool = True
+) -> Iterator[str]:
+    """A database of its own (migrated to head unless told not), dropped afterwards.
+
+    Real workers' reconcilers act on every job in their database, and the client tests leave
+    queued jobs behind: neither may reach the rows of other tests.
+    """
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(normalize_url(server_database_url)).set(database=name)
+    rendered = url.render_as_string(hide_password=False)
+    try:
+        if migrated:
+            upgrade(rendered)
+        yield rendered
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def cli_database_url(server_database_url: str) -> Iterator[str]:
+    with fresh_database(server_database_url, "jetspark_cli") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def cli_namespace(redis_namespace: str) -> str:
+    return f"{redis_namespace}-cli"
+
+
+@pytest.fixture(scope="session")
+def api_url(cli_database_url: str, redis_url: str, cli_namespace: str) -> Iterator[str]:
+    """A real uvicorn serving the app on the CLI tests' database."""
+    app = create_app(
+        database_url=cli_database_url,
+        redis_url=redis_url,
+        redis_namespace=cli_namespace,
+        api_settings=ApiSettings(tokens=[TOKEN]),
+    )
+    with live_server(app) as url:
+        yield url
+
+
+@pytest.fixture
+def http(api_url: str) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=api_url, headers=headers, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def jetspark_home(tmp_path: Path) -> Iterator[Path]:
+    """A fresh home; the embedded PostgreSQL's data is removed afterwards, wherever it lives.
+
+    As root, the data of a home the ``postgres`` user cannot reach lives under
+    /var/lib/jetspark/ behind a link: remove that too, or every run leaves 40 MB behind.
+    """
+    home = tmp_path / ".jetspark"
+    yield home
+    data = home / "postgres"
+    if data.is_symlink():
+        real = data.resolve()
+        shutil.rmtree(real.parent if real.name == "pgdata" else real, ignore_errors=True)
