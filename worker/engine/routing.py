@@ -3,6 +3,10 @@
 Processor g of a vertex is Spark partition g. To send a row to partition t we repartition on
 an integer whose Spark ``hash()`` (MurmurHash3, seed 42) lands on t: a small lookup table per
 partition count, computed once with mmh3 (ENVIRONMENT.md).
+
+A routed frame keeps that integer in the ``SLOT`` column, so Spark knows the frame is
+hash-partitioned on it: an op that groups or joins on ``(SLOT, key)`` runs inside the
+partition it received, with no further exchange (processor g works on what it received).
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ from pyspark.sql.types import (
 from jetspark.dag.model import Routing
 from jetspark.dag.partitioning import MURMUR3_SEED
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
+from worker.engine.custom_partitioner import python_pid
 
-TARGET = "__jetspark_target"
+SLOT = "__jetspark_target"
+"""The column a routed frame is hash-partitioned on: one value per receiving processor."""
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType, BooleanType)
 _EMPTY_HASH = int(mmh3.hash(b"", MURMUR3_SEED))
+_ROW_BITS = 33
+"""``monotonically_increasing_id()`` is ``partition << 33 | row index within the partition``."""
 
 
 @cache
@@ -45,10 +53,33 @@ def slot_table(partitions: int) -> tuple[int, ...]:
 
 
 def place(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
-    """Repartition so that each row sits in partition ``target`` exactly."""
+    """Repartition so that each row sits in partition ``target`` exactly; keeps ``SLOT``."""
     slots = F.array(*[F.lit(i) for i in slot_table(partitions)])
     slot = F.element_at(slots, target.cast("int") + 1)
-    return frame.withColumn(TARGET, slot).repartition(partitions, TARGET).drop(TARGET)
+    return without_slot(frame).withColumn(SLOT, slot).repartition(partitions, SLOT)
+
+
+def without_slot(frame: DataFrame) -> DataFrame:
+    return frame.drop(SLOT) if SLOT in frame.columns else frame
+
+
+def by_processor(frame: DataFrame, partitions: int) -> DataFrame:
+    """The frame hash-partitioned on ``SLOT``, each row still in the partition it was in.
+
+    A routed frame already is; a frame that came over a fused edge is re-placed onto its own
+    partition index (an exchange that moves no row to another processor).
+    """
+    if SLOT in frame.columns:
+        return frame
+    return place(frame, F.spark_partition_id(), partitions)
+
+
+def spray(*, first: Column, width: int) -> Column:
+    """Round-robin over ``width`` candidates from ``first``: each sender starts at its own
+    partition index and deals its rows in turn, so per-sender counts differ by at most one."""
+    sender = F.spark_partition_id().cast("long")
+    row = F.monotonically_increasing_id() - F.shiftleft(sender, _ROW_BITS)
+    return first + F.pmod(sender + row, F.lit(width))
 
 
 def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column:
@@ -67,29 +98,36 @@ def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column
     )
 
 
+def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Column:
+    """The pid of each item on a partitioned or all-to-one edge."""
+    if edge.routing is Routing.all_to_one:
+        return F.lit(edge.all_to_one_pid or 0)
+    key = F.expr(edge.key or "NULL")
+    if edge.partitioner == "spark_hash":
+        return F.pmod(F.hash(key), F.lit(partition_count))
+    if edge.partitioner.startswith("python:"):
+        return python_pid(key, edge.partitioner, partition_count)
+    key_type = frame.select(key.alias("k")).schema["k"].dataType
+    return murmur3_pid(key, key_type, partition_count)
+
+
 def route(
     frame: DataFrame, edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, partition_count: int
 ) -> DataFrame:
     """The receiver's view of one inbound edge: ``receiver.parallelism`` partitions."""
     if edge.exchange is Exchange.fused:
-        return frame
+        return frame  # processor g hands its items to processor g: partitions stay as they are
+    frame = without_slot(frame)
     lp_u, lp_v, n = sender.local_parallelism, receiver.local_parallelism, receiver.parallelism
     member = F.floor(F.spark_partition_id() / F.lit(lp_u))
+    first = F.lit(0) if edge.distributed else member * F.lit(lp_v)
+    width = n if edge.distributed else lp_v
     if edge.routing is Routing.broadcast:
-        first = F.lit(0) if edge.distributed else member * F.lit(lp_v)
-        width = n if edge.distributed else lp_v
         copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
         return place(copies, first + F.col("__copy"), n).drop("__copy")
     if edge.routing is Routing.unicast:
-        return frame.repartition(n)  # round-robin spray: counts differ by at most one
-    if edge.routing is Routing.all_to_one:
-        pid: Column = F.lit(edge.all_to_one_pid or 0)
-    elif edge.partitioner == "spark_hash":
-        key = F.expr(edge.key or "NULL")
-        return place(frame, F.pmod(F.hash(key), F.lit(n)), n)
-    else:
-        key = F.expr(edge.key or "NULL")
-        key_type = frame.select(key.alias("k")).schema["k"].dataType
-        pid = murmur3_pid(key, key_type, partition_count)
-    target = pid % F.lit(n) if edge.distributed else member * F.lit(lp_v) + pid % F.lit(lp_v)
-    return place(frame, target, n)
+        return place(frame, spray(first=first, width=width), n)
+    # The pid is computed into a column first: a custom partitioner's Python step then runs
+    # once per item, not once per use of the expression.
+    keyed = frame.withColumn("__pid", partition_id(frame, edge, partition_count))
+    return place(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
