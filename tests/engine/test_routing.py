@@ -16,7 +16,9 @@ from tests.engine.conftest import RunDag, job_body
 
 MEMBERS = 2
 WORDS = ["a", "bb", "ccc", "dddd", "héllo", "日本語", "🙂x", "", "word-count", "jet"]
-ITEMS = [{"i": i, "k": WORDS[i % len(WORDS)] + str(i // 7), "n": i * 7919} for i in range(90)]
+ITEMS: list[dict[str, Any]] = [
+    {"i": i, "k": WORDS[i % len(WORDS)] + str(i // 7), "n": i * 7919} for i in range(90)
+]
 
 
 def receivers(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -22,6 +23,10 @@ log = structlog.get_logger("jetspark.engine")
 LOG_SAMPLE = 20
 
 
+def _unpersisted(frame: DataFrame) -> DataFrame:
+    return frame
+
+
 @dataclass
 class OpContext:
     """What an op sees: its vertex, params and already-routed inbound frames.
@@ -37,6 +42,8 @@ class OpContext:
     inbound: list[EdgePlan]
     results_cap: int
     sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    keep: Callable[[DataFrame], DataFrame] = _unpersisted
+    """Persist a frame for the rest of the job (read twice, computed once)."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -190,9 +197,9 @@ class ResultsSinkOp:
     """Keeps at most ``results_cap`` records with the job; consumes every item."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        frame = _union(ctx.inputs)
         # A full pass first, so every vertex's counts are complete; the capped collect then
-        # reuses its shuffle files and only reruns the last stage.
+        # reads the kept items instead of running the DAG again.
+        frame = ctx.keep(_union(ctx.inputs))
         frame.count()
         rows = frame.limit(ctx.results_cap).collect()
         ctx.sink_results[ctx.vertex.name] = [json_safe(r.asDict(recursive=True)) for r in rows]
@@ -203,7 +210,7 @@ class LoggerSinkOp:
     """Consumes every item and logs how many arrived with a sample of them."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        frame = _union(ctx.inputs)
+        frame = ctx.keep(_union(ctx.inputs))
         count = frame.count()
         sample = [json_safe(r.asDict(recursive=True)) for r in frame.limit(LOG_SAMPLE).collect()]
         log.info("sink.logger", vertex=ctx.vertex.name, items=count, sample=sample)

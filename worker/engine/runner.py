@@ -81,6 +81,7 @@ class _Execution:
             inbound=inbound,
             results_cap=self.control.results_cap,
             sink_results=self.sink_results,
+            keep=self.keep,
         )
         output = op.apply(context)
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
