@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
-from jetspark.dag.plan import EdgePlan, VertexPlan
+from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
 from worker.engine.routing import SLOT, by_processor, place, spray, without_slot
@@ -91,7 +91,8 @@ class SequenceSourceOp:
 
 
 class FilesSourceOp:
-    """Spark's readers; the file splits are dealt round-robin onto the P processors."""
+    """Spark's readers; file splits are shared out over the P processors (round-robin when
+    there are fewer splits than processors)."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.FilesSource)
@@ -104,6 +105,8 @@ class FilesSourceOp:
         if params.format is p.FileFormat.text:
             frame = frame.withColumnRenamed("value", "line")
         n = ctx.vertex.parallelism
+        if frame.rdd.getNumPartitions() >= n:
+            return frame.coalesce(n)  # whole file splits per processor, without a shuffle
         return place(frame, spray(first=F.lit(0), width=n), n)
 
 
@@ -125,22 +128,32 @@ class FlatMapOp:
 
 
 class AggregateOp:
-    """Each processor aggregates what it received: a group is (processor, key).
+    """Each processor aggregates the items routed to it: a group is (processor, key).
 
-    Grouping on the ``SLOT`` column the frame is hash-partitioned on lets Spark aggregate in
-    place, with no exchange of its own. Without a key and with P > 1, every processor that
-    received items emits its own aggregate, as Jet's non-keyed aggregation does per processor.
+    Over an exchange the op takes its input *targeted*, each item carrying the ``SLOT`` of its
+    receiving processor but not yet moved (``places_own_input``): Spark then aggregates by
+    (slot, key) with its partial aggregation before the shuffle, so partial groups travel
+    instead of items, and each processor's groups are placed on its partition. The groups and
+    where they end up are those of aggregating after the move. Over a fused edge the frame
+    is aggregated where it is. Without a key and with P > 1, every processor that received
+    items emits its own aggregate, as Jet's non-keyed aggregation does per processor.
     """
+
+    places_own_input = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.AggregateParams)
         stage = aggregation.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
-        if params.key is None and ctx.vertex.parallelism == 1:
+        n = ctx.vertex.parallelism
+        if params.key is None and n == 1:
             return ctx.only_input.agg(*columns)  # one processor: a row even for no input
-        frame = by_processor(ctx.only_input, ctx.vertex.parallelism)
         keys = [F.col(SLOT)] + ([] if params.key is None else [F.expr(params.key).alias("key")])
-        grouped = frame.groupBy(*keys).agg(*columns)
+        if ctx.inbound[0].exchange is Exchange.fused or SLOT not in ctx.only_input.columns:
+            # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
+            grouped = by_processor(ctx.only_input, n).groupBy(*keys).agg(*columns)
+        else:
+            grouped = ctx.only_input.groupBy(*keys).agg(*columns).repartition(n, SLOT)
         return grouped.drop(SLOT)
 
 

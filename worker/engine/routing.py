@@ -52,11 +52,15 @@ def slot_table(partitions: int) -> tuple[int, ...]:
     return tuple(table[t] for t in range(partitions))
 
 
+def with_slot(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
+    """Name each row's target partition in ``SLOT``, without moving it yet."""
+    slots = F.array(*[F.lit(i) for i in slot_table(partitions)])
+    return without_slot(frame).withColumn(SLOT, F.element_at(slots, target.cast("int") + 1))
+
+
 def place(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
     """Repartition so that each row sits in partition ``target`` exactly; keeps ``SLOT``."""
-    slots = F.array(*[F.lit(i) for i in slot_table(partitions)])
-    slot = F.element_at(slots, target.cast("int") + 1)
-    return without_slot(frame).withColumn(SLOT, slot).repartition(partitions, SLOT)
+    return with_slot(frame, target, partitions).repartition(partitions, SLOT)
 
 
 def without_slot(frame: DataFrame) -> DataFrame:
@@ -111,12 +115,11 @@ def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Colu
     return murmur3_pid(key, key_type, partition_count)
 
 
-def route(
+def targeted(
     frame: DataFrame, edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, partition_count: int
 ) -> DataFrame:
-    """The receiver's view of one inbound edge: ``receiver.parallelism`` partitions."""
-    if edge.exchange is Exchange.fused:
-        return frame  # processor g hands its items to processor g: partitions stay as they are
+    """The items of a non-fused edge, each with the ``SLOT`` of its receiving processor (a
+    broadcast item once per receiver), still on the sender's partitions."""
     frame = without_slot(frame)
     lp_u, lp_v, n = sender.local_parallelism, receiver.local_parallelism, receiver.parallelism
     member = F.floor(F.spark_partition_id() / F.lit(lp_u))
@@ -124,10 +127,20 @@ def route(
     width = n if edge.distributed else lp_v
     if edge.routing is Routing.broadcast:
         copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
-        return place(copies, first + F.col("__copy"), n).drop("__copy")
+        return with_slot(copies, first + F.col("__copy"), n).drop("__copy")
     if edge.routing is Routing.unicast:
-        return place(frame, spray(first=first, width=width), n)
+        return with_slot(frame, spray(first=first, width=width), n)
     # The pid is computed into a column first: a custom partitioner's Python step then runs
     # once per item, not once per use of the expression.
     keyed = frame.withColumn("__pid", partition_id(frame, edge, partition_count))
-    return place(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
+    return with_slot(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
+
+
+def route(
+    frame: DataFrame, edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, partition_count: int
+) -> DataFrame:
+    """The receiver's view of one inbound edge: ``receiver.parallelism`` partitions."""
+    if edge.exchange is Exchange.fused:
+        return frame  # processor g hands its items to processor g: partitions stay as they are
+    slotted = targeted(frame, edge, sender, receiver, partition_count)
+    return slotted.repartition(receiver.parallelism, SLOT)

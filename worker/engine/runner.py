@@ -16,15 +16,15 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import EdgePlan, ExecutionPlan, build_plan
+from jetspark.dag.model import JobSpec, Routing
+from jetspark.dag.plan import EdgePlan, Exchange, ExecutionPlan, VertexPlan, build_plan
 from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import ValidatedDag, validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
 from worker.engine.ops import OPS, OpContext
-from worker.engine.routing import route, without_slot
+from worker.engine.routing import route, targeted, without_slot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,6 +54,13 @@ def outbound_frame(frame: DataFrame, edge: EdgePlan) -> DataFrame:
     return frame.where(F.col(ORDINAL) == F.lit(edge.from_ordinal)).drop(ORDINAL)
 
 
+def copies_per_item(edge: EdgePlan, receiver: VertexPlan) -> int:
+    """How many processors receive each item sent over ``edge``."""
+    if edge.routing is not Routing.broadcast:
+        return 1
+    return receiver.parallelism if edge.distributed else receiver.local_parallelism
+
+
 class _Execution:
     """One run of a plan: the frames built so far, what is persisted, the counters."""
 
@@ -72,7 +79,7 @@ class _Execution:
         if op is None:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
-        inputs = self.consume_by_priority(name, inbound)
+        inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
@@ -95,15 +102,30 @@ class _Execution:
         if not outbound:
             output.count()  # a dead end still runs, as its processors would in Jet
 
-    def consume_by_priority(self, name: str, inbound: list[EdgePlan]) -> list[DataFrame]:
-        """The routed inbound frames by ordinal; all but the last priority level materialised."""
+    def consume_by_priority(
+        self, name: str, inbound: list[EdgePlan], places_own_input: bool
+    ) -> list[DataFrame]:
+        """The routed inbound frames by ordinal; all but the last priority level materialised.
+
+        An op that ``places_own_input`` gets items targeted (``SLOT`` set) but not yet moved.
+        """
         receiver = self.plan.vertex(name)
         routed: dict[int, DataFrame] = {}
         for edge in inbound:
             sender = self.plan.vertex(edge.source)
-            frame = outbound_frame(self.frames[edge.source], edge)
-            frame = route(frame, edge, sender, receiver, self.plan.partition_count)
-            routed[edge.to_ordinal] = self.counters.received(name, frame)
+            whole = self.frames[edge.source]
+            frame = self.counters.received(
+                name,
+                edge.source,
+                outbound_frame(whole, edge),
+                copies=copies_per_item(edge, receiver),
+                partial=ORDINAL in whole.columns,
+            )
+            if places_own_input and edge.exchange is not Exchange.fused:
+                frame = targeted(frame, edge, sender, receiver, self.plan.partition_count)
+            else:
+                frame = route(frame, edge, sender, receiver, self.plan.partition_count)
+            routed[edge.to_ordinal] = frame
         levels = [
             [e.to_ordinal for e in edges]
             for _, edges in groupby(sorted(inbound, key=lambda e: e.priority), lambda e: e.priority)
