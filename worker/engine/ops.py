@@ -10,14 +10,26 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
+from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
-from worker.engine.routing import SLOT, by_processor, place, spray, without_slot
+from worker.engine.routing import (
+    SLOT,
+    by_processor,
+    candidates,
+    partition_id,
+    place,
+    sender_member,
+    spray,
+    targeted,
+    with_slot,
+    without_slot,
+)
 
 log = structlog.get_logger("jetspark.engine")
 LOG_SAMPLE = 20
@@ -32,7 +44,8 @@ class OpContext:
     """What an op sees: its vertex, params and already-routed inbound frames.
 
     ``inputs[i]`` arrived over ``inbound[i]`` (index = ``to_ordinal``). A routed frame carries
-    the ``SLOT`` column it is partitioned on; a frame over a fused edge may not.
+    the ``SLOT`` column it is partitioned on; a frame over a fused edge may not. An op that
+    ``places_own_input`` gets the sender's frame as it is over a non-fused edge.
     """
 
     spark: SparkSession
@@ -40,6 +53,9 @@ class OpContext:
     params: BaseModel
     inputs: list[DataFrame]
     inbound: list[EdgePlan]
+    senders: list[VertexPlan]
+    """The vertex at the other end of each inbound edge."""
+    partition_count: int
     results_cap: int
     sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     keep: Callable[[DataFrame], DataFrame] = _unpersisted
@@ -130,13 +146,18 @@ class FlatMapOp:
 class AggregateOp:
     """Each processor aggregates the items routed to it: a group is (processor, key).
 
-    Over an exchange the op takes its input *targeted*, each item carrying the ``SLOT`` of its
-    receiving processor but not yet moved (``places_own_input``): Spark then aggregates by
-    (slot, key) with its partial aggregation before the shuffle, so partial groups travel
-    instead of items, and each processor's groups are placed on its partition. The groups and
-    where they end up are those of aggregating after the move. Over a fused edge the frame
-    is aggregated where it is. Without a key and with P > 1, every processor that received
-    items emits its own aggregate, as Jet's non-keyed aggregation does per processor.
+    Over an exchange the op routes its own input (``places_own_input``) so that partial
+    groups travel instead of items, with Spark's partial aggregation before the shuffle:
+
+    - partitioned on the aggregation key (or all-to-one): the target processor is a function
+      of the key and, on a local edge, of the sender's member, so the op groups by
+      (member, key) first and computes each group's processor afterwards, once per group;
+    - otherwise each item gets its target ``SLOT`` and the op groups by (slot, key).
+
+    Either way each processor's groups are then placed on its partition: the groups and
+    where they end up are those of aggregating after moving every item. Over a fused edge
+    the frame is aggregated where it is. Without a key and with P > 1, every processor that
+    received items emits its own aggregate, as Jet's non-keyed aggregation does.
     """
 
     places_own_input = True
@@ -145,16 +166,32 @@ class AggregateOp:
         params = _params(ctx, p.AggregateParams)
         stage = aggregation.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
-        n = ctx.vertex.parallelism
+        n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
         if params.key is None and n == 1:
-            return ctx.only_input.agg(*columns)  # one processor: a row even for no input
-        keys = [F.col(SLOT)] + ([] if params.key is None else [F.expr(params.key).alias("key")])
-        if ctx.inbound[0].exchange is Exchange.fused or SLOT not in ctx.only_input.columns:
+            return frame.agg(*columns)  # one processor: a row even for no input
+        if edge.exchange is Exchange.fused:
             # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
-            grouped = by_processor(ctx.only_input, n).groupBy(*keys).agg(*columns)
-        else:
-            grouped = ctx.only_input.groupBy(*keys).agg(*columns).repartition(n, SLOT)
-        return grouped.drop(SLOT)
+            keys = [F.col(SLOT), *_key(params)]
+            return by_processor(frame, n).groupBy(*keys).agg(*columns).drop(SLOT)
+        sender = ctx.senders[0]
+        if params.key is not None and (
+            edge.routing is Routing.all_to_one
+            or (edge.routing is Routing.partitioned and edge.key == params.key)
+        ):
+            member = [] if edge.distributed else [sender_member(sender).alias("__member")]
+            grouped = without_slot(frame).groupBy(*member, *_key(params)).agg(*columns)
+            first, width = candidates(edge, ctx.vertex, F.col("__member"))
+            on_key = edge.model_copy(update={"key": "`key`"})
+            pid = partition_id(grouped, on_key, ctx.partition_count)
+            slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
+            return slotted.repartition(n, SLOT).drop(SLOT, "__member")
+        items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        keys = [F.col(SLOT), *_key(params)]
+        return items.groupBy(*keys).agg(*columns).repartition(n, SLOT).drop(SLOT)
+
+
+def _key(params: p.AggregateParams) -> list[Column]:
+    return [] if params.key is None else [F.expr(params.key).alias("key")]
 
 
 class HashJoinOp:

@@ -92,10 +92,10 @@ def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column
         hashed = F.hash(key.cast("bigint"))
     else:
         text = key if isinstance(key_type, StringType | BinaryType) else key.cast("string")
-        raw = F.encode(text, "UTF-8") if not isinstance(key_type, BinaryType) else text
-        padded = F.concat(
-            raw, F.substring(F.unhex(F.lit("000000")), 1, F.pmod(-F.octet_length(raw), F.lit(4)))
-        )
+        # A string's bytes are its UTF-8; padded with NULs to a multiple of 4 in one step.
+        raw = text.cast("binary")
+        width = F.floor((F.octet_length(raw) + F.lit(3)) / F.lit(4)) * F.lit(4)
+        padded = F.call_function("rpad", raw, width.cast("int"), F.lit(bytearray(1)))
         hashed = F.hash(padded)
     return F.when(key.isNull(), F.lit(_EMPTY_HASH % partition_count)).otherwise(
         F.pmod(hashed, F.lit(partition_count))
@@ -115,16 +115,26 @@ def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Colu
     return murmur3_pid(key, key_type, partition_count)
 
 
+def sender_member(sender: VertexPlan) -> Column:
+    """The member of the processor (partition) a row is on: g // local_parallelism."""
+    return F.floor(F.spark_partition_id() / F.lit(sender.local_parallelism))
+
+
+def candidates(edge: EdgePlan, receiver: VertexPlan, member: Column) -> tuple[Column, int]:
+    """First receiving processor and how many there are for a sender on ``member``."""
+    if edge.distributed:
+        return F.lit(0), receiver.parallelism
+    return member * F.lit(receiver.local_parallelism), receiver.local_parallelism
+
+
 def targeted(
     frame: DataFrame, edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, partition_count: int
 ) -> DataFrame:
     """The items of a non-fused edge, each with the ``SLOT`` of its receiving processor (a
     broadcast item once per receiver), still on the sender's partitions."""
     frame = without_slot(frame)
-    lp_u, lp_v, n = sender.local_parallelism, receiver.local_parallelism, receiver.parallelism
-    member = F.floor(F.spark_partition_id() / F.lit(lp_u))
-    first = F.lit(0) if edge.distributed else member * F.lit(lp_v)
-    width = n if edge.distributed else lp_v
+    n = receiver.parallelism
+    first, width = candidates(edge, receiver, sender_member(sender))
     if edge.routing is Routing.broadcast:
         copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
         return with_slot(copies, first + F.col("__copy"), n).drop("__copy")

@@ -17,14 +17,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec, Routing
-from jetspark.dag.plan import EdgePlan, Exchange, ExecutionPlan, VertexPlan, build_plan
+from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan, build_plan
 from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import ValidatedDag, validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
 from worker.engine.ops import OPS, OpContext
-from worker.engine.routing import route, targeted, without_slot
+from worker.engine.routing import route, without_slot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,6 +86,8 @@ class _Execution:
             params=self.dag.params[name],
             inputs=inputs,
             inbound=inbound,
+            senders=[self.plan.vertex(e.source) for e in inbound],
+            partition_count=self.plan.partition_count,
             results_cap=self.control.results_cap,
             sink_results=self.sink_results,
             keep=self.keep,
@@ -107,7 +109,7 @@ class _Execution:
     ) -> list[DataFrame]:
         """The routed inbound frames by ordinal; all but the last priority level materialised.
 
-        An op that ``places_own_input`` gets items targeted (``SLOT`` set) but not yet moved.
+        An op that ``places_own_input`` gets its senders' frames and routes them itself.
         """
         receiver = self.plan.vertex(name)
         routed: dict[int, DataFrame] = {}
@@ -121,9 +123,7 @@ class _Execution:
                 copies=copies_per_item(edge, receiver),
                 partial=ORDINAL in whole.columns,
             )
-            if places_own_input and edge.exchange is not Exchange.fused:
-                frame = targeted(frame, edge, sender, receiver, self.plan.partition_count)
-            else:
+            if not places_own_input:
                 frame = route(frame, edge, sender, receiver, self.plan.partition_count)
             routed[edge.to_ordinal] = frame
         levels = [
