@@ -32,7 +32,6 @@ from worker.engine.routing import (
 )
 
 log = structlog.get_logger("jetspark.engine")
-LOG_SAMPLE = 20
 
 
 def _unpersisted(frame: DataFrame) -> DataFrame:
@@ -257,13 +256,11 @@ class ResultsSinkOp:
 
 
 class LoggerSinkOp:
-    """Consumes every item and logs how many arrived with a sample of them."""
+    """Consumes every item (one pass, nothing kept) and logs how many arrived."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        frame = ctx.keep(_union(ctx.inputs))
-        count = frame.count()
-        sample = [json_safe(r.asDict(recursive=True)) for r in frame.limit(LOG_SAMPLE).collect()]
-        log.info("sink.logger", vertex=ctx.vertex.name, items=count, sample=sample)
+        frame = _union(ctx.inputs)
+        log.info("sink.logger", vertex=ctx.vertex.name, items=frame.count())
         return frame
 
 
