@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench: install
 # `jetspark up` in a temporary home: seconds to /readyz and to warm workers, idle memory.
 bench-stack: install
 	$(BIN)/python -m bench.stack
+
+# Engine: 10M-word count, DAG vs hand-written DataFrame code; submit -> RUNNING, warm vs cold.
+bench-engine: install
+	$(BIN)/python -m bench.engine_wordcount
+	$(BIN)/python -m bench.submit_latency
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -34,6 +34,9 @@ def build_spark_session(
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
+        # A routed frame is hash-partitioned on the processor slot alone; joins on
+        # (slot, key) must not reshuffle it (processor g joins what it received).
+        .config("spark.sql.requireAllClusterKeysForCoPartition", "false")
     )
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))

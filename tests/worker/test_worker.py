@@ -47,8 +47,9 @@ def test_word_count_runs_to_completion_with_exact_results(
         ).scalars()
         got = {item["key"]: item["count"] for item in rows}
         job = session.get(Job, job_id)
-        assert job is not None and job.items_in == len(got) and job.attempt == 1
-    lines = [item["line"] for item in body["dag"]["vertices"][0]["params"]["items"]]
+        lines = [item["line"] for item in body["dag"]["vertices"][0]["params"]["items"]]
+        assert job is not None and job.attempt == 1
+        assert (job.items_in, job.items_out) == (len(lines), len(got))
     assert got == dict(Counter(word for line in lines for word in line.split()))
     assert causes(sessions, job_id)[-1] == "all vertices completed"
 

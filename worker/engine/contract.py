@@ -41,11 +41,15 @@ class JobOutcome:
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Records per ``sink.results`` vertex, in order, at most ``results_cap`` in all."""
     vertex_counts: dict[str, VertexCounts] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    sinks: list[str] = field(default_factory=list)
 
     @property
     def items_in(self) -> int:
-        return sum(c.items_in for c in self.vertex_counts.values())
+        """Items that entered the DAG: what its sources emitted."""
+        return sum(self.vertex_counts[s].items_out for s in self.sources if s in self.vertex_counts)
 
     @property
     def items_out(self) -> int:
-        return sum(c.items_out for c in self.vertex_counts.values())
+        """Items that left the DAG: what its sinks received."""
+        return sum(self.vertex_counts[s].items_in for s in self.sinks if s in self.vertex_counts)

@@ -2,35 +2,63 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
+import structlog
 from pydantic import BaseModel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
-from jetspark.dag.plan import VertexPlan
-from worker.engine.routing import place
+from jetspark.dag.model import Routing
+from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
+from worker.engine import aggregation
+from worker.engine.errors import EngineError
+from worker.engine.routing import (
+    SLOT,
+    by_processor,
+    candidates,
+    partition_id,
+    place,
+    sender_member,
+    spray,
+    targeted,
+    with_slot,
+    without_slot,
+)
+
+log = structlog.get_logger("jetspark.engine")
 
 
-class EngineError(Exception):
-    """A vertex could not be built or run."""
+def _unpersisted(frame: DataFrame) -> DataFrame:
+    return frame
 
 
 @dataclass
 class OpContext:
-    """What an op sees: its vertex, params and already-routed inbound frames (by ordinal)."""
+    """What an op sees: its vertex, params and already-routed inbound frames.
+
+    ``inputs[i]`` arrived over ``inbound[i]`` (index = ``to_ordinal``). A routed frame carries
+    the ``SLOT`` column it is partitioned on; a frame over a fused edge may not. An op that
+    ``places_own_input`` gets the sender's frame as it is over a non-fused edge.
+    """
 
     spark: SparkSession
     vertex: VertexPlan
     params: BaseModel
     inputs: list[DataFrame]
+    inbound: list[EdgePlan]
+    senders: list[VertexPlan]
+    """The vertex at the other end of each inbound edge."""
+    partition_count: int
     results_cap: int
     sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    keep: Callable[[DataFrame], DataFrame] = _unpersisted
+    """Persist a frame for the rest of the job (read twice, computed once)."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -51,6 +79,8 @@ def _params(ctx: OpContext, kind: type[ParamsT]) -> ParamsT:
 
 
 class ItemsSourceOp:
+    """Item i goes to processor i % P."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.ItemsSource)
         n = ctx.vertex.parallelism
@@ -59,11 +89,12 @@ class ItemsSourceOp:
         rows = [{**item, "__index": i} for i, item in enumerate(params.items)]
         frame = ctx.spark.createDataFrame(rows)
         ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
-        placed = place(frame, F.col("__index") % F.lit(n), n)  # item i to processor i % P
-        return placed.select(*ordered)
+        return place(frame, F.col("__index") % F.lit(n), n).select(*ordered)
 
 
 class SequenceSourceOp:
+    """``spark.range`` split into P partitions: processor g emits the g-th slice."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.SequenceSource)
         if params.count is None:
@@ -75,15 +106,23 @@ class SequenceSourceOp:
 
 
 class FilesSourceOp:
+    """Spark's readers; file splits are shared out over the P processors (round-robin when
+    there are fewer splits than processors)."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.FilesSource)
+        if params.watch:
+            raise EngineError("watching a directory needs the streaming engine (not built yet)")
         reader = ctx.spark.read
         if params.format is p.FileFormat.csv:
             reader = reader.option("header", "true").option("inferSchema", "true")
         frame = reader.format(params.format.value).load(params.path)
         if params.format is p.FileFormat.text:
             frame = frame.withColumnRenamed("value", "line")
-        return frame.repartition(ctx.vertex.parallelism)
+        n = ctx.vertex.parallelism
+        if frame.rdd.getNumPartitions() >= n:
+            return frame.coalesce(n)  # whole file splits per processor, without a shuffle
+        return place(frame, spray(first=F.lit(0), width=n), n)
 
 
 class MapOp:
@@ -103,57 +142,90 @@ class FlatMapOp:
         return ctx.only_input.withColumn(params.as_, F.explode(F.expr(params.explode)))
 
 
-_FUNCTION = re.compile(r"^\s*(\w+)\s*\(")
-_MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max", "first": "first",
-          "last": "last", "bool_and": "bool_and", "bool_or": "bool_or"}  # fmt: skip
-
-
 class AggregateOp:
-    """single: one aggregation; accumulate: partial results; combine: merges the partials."""
+    """Each processor aggregates the items routed to it: a group is (processor, key).
+
+    Over an exchange the op routes its own input (``places_own_input``) so that partial
+    groups travel instead of items, with Spark's partial aggregation before the shuffle:
+
+    - partitioned on the aggregation key (or all-to-one): the target processor is a function
+      of the key and, on a local edge, of the sender's member, so the op groups by
+      (member, key) first and computes each group's processor afterwards, once per group;
+    - otherwise each item gets its target ``SLOT`` and the op groups by (slot, key).
+
+    Either way each processor's groups are then placed on its partition: the groups and
+    where they end up are those of aggregating after moving every item. Over a fused edge
+    the frame is aggregated where it is. Without a key and with P > 1, every processor that
+    received items emits its own aggregate, as Jet's non-keyed aggregation does.
+    """
+
+    places_own_input = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.AggregateParams)
-        frame = ctx.only_input
-        if params.stage == "combine":
-            columns = [self._merge(field, e) for field, e in params.aggregations.items()]
-        else:
-            columns = [F.expr(e).alias(field) for field, e in params.aggregations.items()]
-        if params.key is None:
-            return frame.agg(*columns)
-        return frame.groupBy(F.expr(params.key).alias("key")).agg(*columns)
+        stage = aggregation.STAGES[params.stage]
+        columns = [stage(field, e) for field, e in params.aggregations.items()]
+        n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
+        if params.key is None and n == 1:
+            return frame.agg(*columns)  # one processor: a row even for no input
+        if edge.exchange is Exchange.fused:
+            # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
+            keys = [F.col(SLOT), *_key(params)]
+            return by_processor(frame, n).groupBy(*keys).agg(*columns).drop(SLOT)
+        sender = ctx.senders[0]
+        if params.key is not None and (
+            edge.routing is Routing.all_to_one
+            or (edge.routing is Routing.partitioned and edge.key == params.key)
+        ):
+            member = [] if edge.distributed else [sender_member(sender).alias("__member")]
+            grouped = without_slot(frame).groupBy(*member, *_key(params)).agg(*columns)
+            first, width = candidates(edge, ctx.vertex, F.col("__member"))
+            on_key = edge.model_copy(update={"key": "`key`"})
+            pid = partition_id(grouped, on_key, ctx.partition_count)
+            slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
+            return slotted.repartition(n, SLOT).drop(SLOT, "__member")
+        items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        keys = [F.col(SLOT), *_key(params)]
+        return items.groupBy(*keys).agg(*columns).repartition(n, SLOT).drop(SLOT)
 
-    @staticmethod
-    def _merge(field_name: str, expression: str) -> Any:
-        match = _FUNCTION.match(expression)
-        merge = _MERGE.get(match.group(1).lower()) if match else None
-        if merge is None:
-            raise EngineError(
-                f"combine cannot merge {expression!r}; mergeable: {', '.join(sorted(_MERGE))}"
-            )
-        return F.expr(f"{merge}(`{field_name}`)").alias(field_name)
+
+def _key(params: p.AggregateParams) -> list[Column]:
+    return [] if params.key is None else [F.expr(params.key).alias("key")]
 
 
 class HashJoinOp:
-    """Ordinal 0 is the build side (consumed first, by its priority), ordinal 1 the probe."""
+    """Ordinal 0 is the build side (consumed first, by its priority), ordinal 1 the probe.
+
+    Processor g joins the probe items it received with the build items it received: the join
+    condition includes ``SLOT`` and both sides are hash-partitioned on it with P partitions,
+    so Spark joins them in place (a shuffled hash join that builds on the build side). The
+    output is the probe item's fields plus the build item's, the probe's winning a clash.
+    """
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.HashJoinParams)
-        build, probe = ctx.inputs
-        build_key, probe_key = F.expr(params.build_key), F.expr(params.probe_key)
-        build = build.withColumn("__build_key", build_key)
-        extra = [c for c in build.columns if c not in probe.columns and c != "__build_key"]
-        joined = probe.withColumn("__probe_key", probe_key).join(
-            F.broadcast(build.select("__build_key", *extra)),
-            F.col("__probe_key") == F.col("__build_key"),
-            params.how,
+        n = ctx.vertex.parallelism
+        build, probe = (by_processor(frame, n) for frame in ctx.inputs)
+        fields = [c for c in probe.columns if c != SLOT]
+        extra = [c for c in build.columns if c not in probe.columns]
+        build = build.select(
+            F.col(SLOT).alias("__build_slot"),
+            F.expr(params.build_key).alias("__build_key"),
+            *extra,
         )
-        return joined.select(*probe.columns, *extra)
+        probe = probe.withColumn("__probe_key", F.expr(params.probe_key))
+        on = (F.col(SLOT) == F.col("__build_slot")) & (F.col("__probe_key") == F.col("__build_key"))
+        joined = probe.join(build.hint("shuffle_hash"), on, params.how)
+        return joined.select(*fields, *extra)
 
 
 class SortOp:
+    """Each processor sorts what it received; a total order is a sort of parallelism 1."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
         by = _params(ctx, p.SortParams).by
-        return ctx.only_input.orderBy(*[F.expr(b) for b in ([by] if isinstance(by, str) else by)])
+        columns = [F.expr(b) for b in ([by] if isinstance(by, str) else by)]
+        return ctx.only_input.sortWithinPartitions(*columns)
 
 
 def json_safe(value: Any) -> Any:
@@ -171,22 +243,31 @@ def json_safe(value: Any) -> Any:
 
 
 class ResultsSinkOp:
+    """Keeps at most ``results_cap`` records with the job; consumes every item."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
-        frame = ctx.inputs[0] if len(ctx.inputs) == 1 else _union(ctx.inputs)
+        # A full pass first, so every vertex's counts are complete; the capped collect then
+        # reads the kept items instead of running the DAG again.
+        frame = ctx.keep(_union(ctx.inputs))
+        frame.count()
         rows = frame.limit(ctx.results_cap).collect()
         ctx.sink_results[ctx.vertex.name] = [json_safe(r.asDict(recursive=True)) for r in rows]
         return frame
 
 
 class LoggerSinkOp:
+    """Consumes every item (one pass, nothing kept) and logs how many arrived."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
-        return ctx.inputs[0] if len(ctx.inputs) == 1 else _union(ctx.inputs)
+        frame = _union(ctx.inputs)
+        log.info("sink.logger", vertex=ctx.vertex.name, items=frame.count())
+        return frame
 
 
 class FilesSinkOp:
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.FilesSink)
-        frame = ctx.inputs[0] if len(ctx.inputs) == 1 else _union(ctx.inputs)
+        frame = _union(ctx.inputs)
         out = frame
         if params.format is p.FileFormat.text:
             out = frame.select(F.to_json(F.struct(*frame.columns)).alias("value"))
@@ -207,7 +288,7 @@ class RedisMapSinkOp:
         params = _params(ctx, p.RedisMapSink)
         settings = RedisSettings()
         url, hash_key = settings.url, Keys(settings.namespace).redis_map(params.map)
-        frame = ctx.inputs[0] if len(ctx.inputs) == 1 else _union(ctx.inputs)
+        frame = _union(ctx.inputs)
         keyed = frame.select(
             F.expr(params.key).cast("string").alias("k"),
             F.to_json(F.struct(*frame.columns)).alias("v"),
@@ -227,7 +308,8 @@ class RedisMapSinkOp:
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
-    first, *rest = frames
+    """A sink's inbound frames as one, without the routing column."""
+    first, *rest = (without_slot(frame) for frame in frames)
     for other in rest:
         first = first.unionByName(other, allowMissingColumns=True)
     return first

@@ -3,6 +3,10 @@
 Processor g of a vertex is Spark partition g. To send a row to partition t we repartition on
 an integer whose Spark ``hash()`` (MurmurHash3, seed 42) lands on t: a small lookup table per
 partition count, computed once with mmh3 (ENVIRONMENT.md).
+
+A routed frame keeps that integer in the ``SLOT`` column, so Spark knows the frame is
+hash-partitioned on it: an op that groups or joins on ``(SLOT, key)`` runs inside the
+partition it received, with no further exchange (processor g works on what it received).
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ from pyspark.sql.types import (
 from jetspark.dag.model import Routing
 from jetspark.dag.partitioning import MURMUR3_SEED
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
+from worker.engine.custom_partitioner import python_pid
 
-TARGET = "__jetspark_target"
+SLOT = "__jetspark_target"
+"""The column a routed frame is hash-partitioned on: one value per receiving processor."""
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType, BooleanType)
 _EMPTY_HASH = int(mmh3.hash(b"", MURMUR3_SEED))
+_ROW_BITS = 33
+"""``monotonically_increasing_id()`` is ``partition << 33 | row index within the partition``."""
 
 
 @cache
@@ -44,11 +52,38 @@ def slot_table(partitions: int) -> tuple[int, ...]:
     return tuple(table[t] for t in range(partitions))
 
 
-def place(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
-    """Repartition so that each row sits in partition ``target`` exactly."""
+def with_slot(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
+    """Name each row's target partition in ``SLOT``, without moving it yet."""
     slots = F.array(*[F.lit(i) for i in slot_table(partitions)])
-    slot = F.element_at(slots, target.cast("int") + 1)
-    return frame.withColumn(TARGET, slot).repartition(partitions, TARGET).drop(TARGET)
+    return without_slot(frame).withColumn(SLOT, F.element_at(slots, target.cast("int") + 1))
+
+
+def place(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
+    """Repartition so that each row sits in partition ``target`` exactly; keeps ``SLOT``."""
+    return with_slot(frame, target, partitions).repartition(partitions, SLOT)
+
+
+def without_slot(frame: DataFrame) -> DataFrame:
+    return frame.drop(SLOT) if SLOT in frame.columns else frame
+
+
+def by_processor(frame: DataFrame, partitions: int) -> DataFrame:
+    """The frame hash-partitioned on ``SLOT``, each row still in the partition it was in.
+
+    A routed frame already is; a frame that came over a fused edge is re-placed onto its own
+    partition index (an exchange that moves no row to another processor).
+    """
+    if SLOT in frame.columns:
+        return frame
+    return place(frame, F.spark_partition_id(), partitions)
+
+
+def spray(*, first: Column, width: int) -> Column:
+    """Round-robin over ``width`` candidates from ``first``: each sender starts at its own
+    partition index and deals its rows in turn, so per-sender counts differ by at most one."""
+    sender = F.spark_partition_id().cast("long")
+    row = F.monotonically_increasing_id() - F.shiftleft(sender, _ROW_BITS)
+    return first + F.pmod(sender + row, F.lit(width))
 
 
 def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column:
@@ -57,14 +92,58 @@ def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column
         hashed = F.hash(key.cast("bigint"))
     else:
         text = key if isinstance(key_type, StringType | BinaryType) else key.cast("string")
-        raw = F.encode(text, "UTF-8") if not isinstance(key_type, BinaryType) else text
-        padded = F.concat(
-            raw, F.substring(F.unhex(F.lit("000000")), 1, F.pmod(-F.octet_length(raw), F.lit(4)))
-        )
+        # A string's bytes are its UTF-8; padded with NULs to a multiple of 4 in one step.
+        raw = text.cast("binary")
+        width = F.floor((F.octet_length(raw) + F.lit(3)) / F.lit(4)) * F.lit(4)
+        padded = F.call_function("rpad", raw, width.cast("int"), F.lit(bytearray(1)))
         hashed = F.hash(padded)
     return F.when(key.isNull(), F.lit(_EMPTY_HASH % partition_count)).otherwise(
         F.pmod(hashed, F.lit(partition_count))
     )
+
+
+def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Column:
+    """The pid of each item on a partitioned or all-to-one edge."""
+    if edge.routing is Routing.all_to_one:
+        return F.lit(edge.all_to_one_pid or 0)
+    key = F.expr(edge.key or "NULL")
+    if edge.partitioner == "spark_hash":
+        return F.pmod(F.hash(key), F.lit(partition_count))
+    if edge.partitioner.startswith("python:"):
+        return python_pid(key, edge.partitioner, partition_count)
+    key_type = frame.select(key.alias("k")).schema["k"].dataType
+    return murmur3_pid(key, key_type, partition_count)
+
+
+def sender_member(sender: VertexPlan) -> Column:
+    """The member of the processor (partition) a row is on: g // local_parallelism."""
+    return F.floor(F.spark_partition_id() / F.lit(sender.local_parallelism))
+
+
+def candidates(edge: EdgePlan, receiver: VertexPlan, member: Column) -> tuple[Column, int]:
+    """First receiving processor and how many there are for a sender on ``member``."""
+    if edge.distributed:
+        return F.lit(0), receiver.parallelism
+    return member * F.lit(receiver.local_parallelism), receiver.local_parallelism
+
+
+def targeted(
+    frame: DataFrame, edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, partition_count: int
+) -> DataFrame:
+    """The items of a non-fused edge, each with the ``SLOT`` of its receiving processor (a
+    broadcast item once per receiver), still on the sender's partitions."""
+    frame = without_slot(frame)
+    n = receiver.parallelism
+    first, width = candidates(edge, receiver, sender_member(sender))
+    if edge.routing is Routing.broadcast:
+        copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
+        return with_slot(copies, first + F.col("__copy"), n).drop("__copy")
+    if edge.routing is Routing.unicast:
+        return with_slot(frame, spray(first=first, width=width), n)
+    # The pid is computed into a column first: a custom partitioner's Python step then runs
+    # once per item, not once per use of the expression.
+    keyed = frame.withColumn("__pid", partition_id(frame, edge, partition_count))
+    return with_slot(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
 
 
 def route(
@@ -72,24 +151,6 @@ def route(
 ) -> DataFrame:
     """The receiver's view of one inbound edge: ``receiver.parallelism`` partitions."""
     if edge.exchange is Exchange.fused:
-        return frame
-    lp_u, lp_v, n = sender.local_parallelism, receiver.local_parallelism, receiver.parallelism
-    member = F.floor(F.spark_partition_id() / F.lit(lp_u))
-    if edge.routing is Routing.broadcast:
-        first = F.lit(0) if edge.distributed else member * F.lit(lp_v)
-        width = n if edge.distributed else lp_v
-        copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
-        return place(copies, first + F.col("__copy"), n).drop("__copy")
-    if edge.routing is Routing.unicast:
-        return frame.repartition(n)  # round-robin spray: counts differ by at most one
-    if edge.routing is Routing.all_to_one:
-        pid: Column = F.lit(edge.all_to_one_pid or 0)
-    elif edge.partitioner == "spark_hash":
-        key = F.expr(edge.key or "NULL")
-        return place(frame, F.pmod(F.hash(key), F.lit(n)), n)
-    else:
-        key = F.expr(edge.key or "NULL")
-        key_type = frame.select(key.alias("k")).schema["k"].dataType
-        pid = murmur3_pid(key, key_type, partition_count)
-    target = pid % F.lit(n) if edge.distributed else member * F.lit(lp_v) + pid % F.lit(lp_v)
-    return place(frame, target, n)
+        return frame  # processor g hands its items to processor g: partitions stay as they are
+    slotted = targeted(frame, edge, sender, receiver, partition_count)
+    return slotted.repartition(receiver.parallelism, SLOT)

@@ -1,25 +1,36 @@
 """Run a job's plan on Spark: walk the vertices in order, route each inbound edge, apply ops.
 
-Inbound edges are handed to a vertex sorted by priority (lower number consumed first): a
-hash join's build side is ready before its probe side is read.
+Every vertex's processors are the partitions of its frame. Inbound edges of a lower
+``priority`` number are consumed in full (materialised) before any edge of a higher number is
+read: a hash join's build side is complete before its probe side starts. A vertex that feeds
+several edges is persisted, so every edge sees the very same items (Jet offers each item to
+all outbound edges) and a fork that rejoins reads buffered items instead of recomputing them.
 """
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import TYPE_CHECKING
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.model import JobSpec, Routing
+from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan, build_plan
 from jetspark.dag.processors import PROCESSORS
-from jetspark.dag.validate import validate_job
-from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
-from worker.engine.ops import OPS, EngineError, OpContext
-from worker.engine.routing import route
+from jetspark.dag.validate import ValidatedDag, validate_job
+from worker.engine.contract import JobControl, JobOutcome, RunnableJob
+from worker.engine.counting import VertexCounters
+from worker.engine.errors import EngineError
+from worker.engine.ops import OPS, OpContext
+from worker.engine.routing import route, without_slot
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+ORDINAL = "__ordinal"
+"""An op whose output has this column emits each row only to the edge of that ``from_ordinal``."""
 
 
 class JobCancelled(Exception):
@@ -36,54 +47,130 @@ class VertexFailed(Exception):
         super().__init__(f"vertex {vertex!r} failed: {self.error_type}: {message}")
 
 
+def outbound_frame(frame: DataFrame, edge: EdgePlan) -> DataFrame:
+    """What a vertex emits over one outbound edge: rows of its ordinal, or all rows."""
+    if ORDINAL not in frame.columns:
+        return frame
+    return frame.where(F.col(ORDINAL) == F.lit(edge.from_ordinal)).drop(ORDINAL)
+
+
+def copies_per_item(edge: EdgePlan, receiver: VertexPlan) -> int:
+    """How many processors receive each item sent over ``edge``."""
+    if edge.routing is not Routing.broadcast:
+        return 1
+    return receiver.parallelism if edge.distributed else receiver.local_parallelism
+
+
+class _Execution:
+    """One run of a plan: the frames built so far, what is persisted, the counters."""
+
+    def __init__(
+        self, spark: SparkSession, plan: ExecutionPlan, dag: ValidatedDag, control: JobControl
+    ) -> None:
+        self.spark, self.plan, self.dag, self.control = spark, plan, dag, control
+        self.frames: dict[str, DataFrame] = {}
+        self.persisted: list[DataFrame] = []
+        self.counters = VertexCounters()
+        self.sink_results: dict[str, list[dict[str, object]]] = {}
+
+    def run_vertex(self, name: str) -> None:
+        vertex = self.plan.vertex(name)
+        op = OPS.get(vertex.processor)
+        if op is None:
+            raise EngineError(f"{vertex.processor} is not supported yet")
+        inbound = self.plan.inbound(name)
+        inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
+        context = OpContext(
+            spark=self.spark,
+            vertex=vertex,
+            params=self.dag.params[name],
+            inputs=inputs,
+            inbound=inbound,
+            senders=[self.plan.vertex(e.source) for e in inbound],
+            partition_count=self.plan.partition_count,
+            results_cap=self.control.results_cap,
+            sink_results=self.sink_results,
+            keep=self.keep,
+        )
+        output = op.apply(context)
+        role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
+        if role == "sink":
+            return
+        output = self.counters.emitted(name, without_slot(output))
+        outbound = self.dag.outbound[name]
+        if len(outbound) > 1:
+            output = self.keep(output)
+        self.frames[name] = output
+        if not outbound:
+            output.count()  # a dead end still runs, as its processors would in Jet
+
+    def consume_by_priority(
+        self, name: str, inbound: list[EdgePlan], places_own_input: bool
+    ) -> list[DataFrame]:
+        """The routed inbound frames by ordinal; all but the last priority level materialised.
+
+        An op that ``places_own_input`` gets its senders' frames and routes them itself.
+        """
+        receiver = self.plan.vertex(name)
+        routed: dict[int, DataFrame] = {}
+        for edge in inbound:
+            sender = self.plan.vertex(edge.source)
+            whole = self.frames[edge.source]
+            frame = self.counters.received(
+                name,
+                edge.source,
+                outbound_frame(whole, edge),
+                copies=copies_per_item(edge, receiver),
+                partial=ORDINAL in whole.columns,
+            )
+            if not places_own_input:
+                frame = route(frame, edge, sender, receiver, self.plan.partition_count)
+            routed[edge.to_ordinal] = frame
+        levels = [
+            [e.to_ordinal for e in edges]
+            for _, edges in groupby(sorted(inbound, key=lambda e: e.priority), lambda e: e.priority)
+        ]
+        for level in levels[:-1]:
+            for ordinal in level:
+                routed[ordinal] = self.keep(routed[ordinal])
+                routed[ordinal].count()  # consumed in full before the next priority is read
+        return [routed[edge.to_ordinal] for edge in inbound]
+
+    def keep(self, frame: DataFrame) -> DataFrame:
+        kept = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        self.persisted.append(kept)
+        return kept
+
+    def release(self) -> None:
+        for frame in self.persisted:
+            frame.unpersist()
+
+
 def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOutcome:
+    """Run every vertex of the job's plan; raise ``VertexFailed`` naming a failing vertex."""
     spec = JobSpec.model_validate(job.definition)
     dag = validate_job(spec)
     plan = ExecutionPlan.model_validate(job.plan) if job.plan else build_plan(dag)
-    frames: dict[str, DataFrame] = {}
-    outcome = JobOutcome()
-    sink_results: dict[str, list[dict[str, object]]] = {}
-    for name in plan.order:
-        if control.cancelled.is_set():
-            raise JobCancelled(f"job {job.id} was asked to stop")
-        vertex = plan.vertex(name)
-        op = OPS.get(vertex.processor)
-        if op is None:
-            raise VertexFailed(name, EngineError(f"{vertex.processor} is not supported yet"))
-        edges = sorted(plan.inbound(name), key=lambda e: (e.priority, e.to_ordinal))
-        try:
-            inputs = [
-                route(frames[e.source], e, plan.vertex(e.source), vertex, plan.partition_count)
-                for e in sorted(edges, key=lambda e: e.to_ordinal)
-            ]
-            context = OpContext(
-                spark=spark,
-                vertex=vertex,
-                params=dag.params[name],
-                inputs=inputs,
-                results_cap=control.results_cap,
-                sink_results=sink_results,
-            )
-            frames[name] = op.apply(context)
-            if PROCESSORS[vertex.processor].role == "sink":
-                _run_sink(name, frames[name], sink_results, outcome)
-        except (JobCancelled, VertexFailed):
-            raise
-        except Exception as error:
+    # Both sides of a join are hash-partitioned on the processor slot alone; let Spark join
+    # them in place rather than reshuffle on every join key.
+    spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")
+    execution = _Execution(spark, plan, dag, control)
+    try:
+        for name in plan.order:
             if control.cancelled.is_set():
-                raise JobCancelled(f"job {job.id} was asked to stop") from error
-            raise VertexFailed(name, error) from error
-    outcome.results = {k: v for k, v in sink_results.items()}
-    return outcome
-
-
-def _run_sink(
-    name: str,
-    frame: DataFrame,
-    sink_results: dict[str, list[dict[str, object]]],
-    outcome: JobOutcome,
-) -> None:
-    """Count what reached the sink (``sink.results`` already collected its records)."""
-    kept = sink_results.get(name)
-    count = frame.count() if kept is None else len(kept)
-    outcome.vertex_counts[name] = VertexCounts(items_in=count, items_out=0)
+                raise JobCancelled(f"job {job.id} was asked to stop")
+            try:
+                execution.run_vertex(name)
+            except Exception as error:
+                if control.cancelled.is_set():
+                    raise JobCancelled(f"job {job.id} was asked to stop") from error
+                raise VertexFailed(name, error) from error
+    finally:
+        execution.release()
+    roles = {name: dag.kind(name).role for name in plan.order}
+    return JobOutcome(
+        results=dict(execution.sink_results),
+        vertex_counts=execution.counters.counts(),
+        sources=[n for n in plan.order if not plan.inbound(n)],
+        sinks=[n for n, role in roles.items() if role == "sink"],
+    )

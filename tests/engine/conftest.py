@@ -1,0 +1,45 @@
+"""Run DAGs through the engine on the shared SparkSession."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.validate import validate_job
+from worker.engine import JobControl, JobOutcome, RunnableJob, run_job
+
+pytestmark = pytest.mark.spark
+
+RunDag = Callable[..., tuple[JobOutcome, ExecutionPlan]]
+
+
+def job_body(
+    vertices: list[dict[str, Any]], edges: list[dict[str, Any]], **config: Any
+) -> dict[str, Any]:
+    return {"name": "t", "dag": {"vertices": vertices, "edges": edges}, "config": config}
+
+
+@pytest.fixture
+def run_dag(spark: SparkSession) -> RunDag:
+    """Validate, plan and run a job body; return the outcome and the plan it ran."""
+
+    def run(body: dict[str, Any], *, seed: int | None = 7) -> tuple[JobOutcome, ExecutionPlan]:
+        spec = JobSpec.model_validate(body)
+        plan = build_plan(validate_job(spec), all_to_one_seed=seed)
+        job = RunnableJob(
+            id=uuid.uuid4(),
+            attempt=1,
+            definition=spec.as_json(),
+            plan=plan.model_dump(mode="json"),
+        )
+        control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
+        return run_job(spark, job, control), plan
+
+    return run
