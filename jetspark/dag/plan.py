@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from jetspark.dag.model import EdgeSpec, Routing
+from jetspark.dag.model import EdgeConfig, EdgeSpec, Routing
 from jetspark.dag.validate import ValidatedDag
 
 
@@ -45,6 +45,7 @@ class EdgePlan(BaseModel):
     key: str | None
     partitioner: str
     all_to_one_pid: int | None = None
+    config: EdgeConfig = EdgeConfig()
 
 
 class StagePlan(BaseModel):
@@ -107,6 +108,7 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
                 all_to_one_pid=(
                     draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
                 ),
+                config=edge.config,
             )
         )
     fused_into = {e.to: e.source for e in edges if e.exchange is Exchange.fused}

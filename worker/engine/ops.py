@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
-from jetspark.dag.plan import VertexPlan
+from jetspark.dag.plan import EdgePlan, VertexPlan
+from worker.engine.python import PythonOp
 from worker.engine.routing import place
 
 
@@ -31,6 +32,10 @@ class OpContext:
     inputs: list[DataFrame]
     results_cap: int
     sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    inbound: list[EdgePlan] = field(default_factory=list)
+    """Inbound edges, index = to_ordinal, matching ``inputs``."""
+    outbound: list[EdgePlan] = field(default_factory=list)
+    """Outbound edges, index = from_ordinal."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -247,4 +252,5 @@ OPS: dict[str, Op] = {
     "sink.logger": LoggerSinkOp(),
     "sink.files": FilesSinkOp(),
     "sink.redis_map": RedisMapSinkOp(),
+    "python": PythonOp(),
 }

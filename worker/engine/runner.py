@@ -9,13 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.plan import EdgePlan, ExecutionPlan, build_plan
 from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.ops import OPS, EngineError, OpContext
+from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ class VertexFailed(Exception):
 
     def __init__(self, vertex: str, error: BaseException) -> None:
         self.vertex = vertex
-        self.error_type = type(error).__name__
+        self.error_type = getattr(error, "error_type", type(error).__name__)
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         super().__init__(f"vertex {vertex!r} failed: {self.error_type}: {message}")
 
@@ -52,9 +54,16 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
             raise VertexFailed(name, EngineError(f"{vertex.processor} is not supported yet"))
         edges = sorted(plan.inbound(name), key=lambda e: (e.priority, e.to_ordinal))
         try:
+            inbound = sorted(edges, key=lambda e: e.to_ordinal)
             inputs = [
-                route(frames[e.source], e, plan.vertex(e.source), vertex, plan.partition_count)
-                for e in sorted(edges, key=lambda e: e.to_ordinal)
+                route(
+                    outbound_frame(frames[e.source], e),
+                    e,
+                    plan.vertex(e.source),
+                    vertex,
+                    plan.partition_count,
+                )
+                for e in inbound
             ]
             context = OpContext(
                 spark=spark,
@@ -63,6 +72,10 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
                 inputs=inputs,
                 results_cap=control.results_cap,
                 sink_results=sink_results,
+                inbound=inbound,
+                outbound=sorted(
+                    (e for e in plan.edges if e.source == name), key=lambda e: e.from_ordinal
+                ),
             )
             frames[name] = op.apply(context)
             if PROCESSORS[vertex.processor].role == "sink":
@@ -72,9 +85,19 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
         except Exception as error:
             if control.cancelled.is_set():
                 raise JobCancelled(f"job {job.id} was asked to stop") from error
+            failed = processor_failure(error)
+            if failed is not None:  # a Python processor failed inside a Spark task
+                raise VertexFailed(*failed) from error
             raise VertexFailed(name, error) from error
     outcome.results = {k: v for k, v in sink_results.items()}
     return outcome
+
+
+def outbound_frame(frame: DataFrame, edge: EdgePlan) -> DataFrame:
+    """The rows an op emitted to ``edge``: all, or those whose ``__ordinal`` is its ordinal."""
+    if "__ordinal" not in frame.columns:
+        return frame
+    return frame.where(F.col("__ordinal") == edge.from_ordinal).drop("__ordinal")
 
 
 def _run_sink(

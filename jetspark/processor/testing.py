@@ -1,0 +1,152 @@
+"""``verify_processor``: Jet's ``TestSupport`` for Python processors.
+
+Runs a processor, built fresh by a factory for every configuration, through the same tasklet
+state machine the engine uses, with outbox capacity 1 and larger, inbox batches of one item
+and of many, and checks that it
+
+- emits exactly the expected items (ordered, or as a multiset): nothing lost or duplicated
+  when the outbox refuses;
+- returns when the outbox refuses instead of offering again in the same call (strict outbox);
+- makes progress: no long run of calls that neither consume nor emit;
+- when cooperative, returns from each call within ``cooperative_timeout_s``.
+
+Snapshot-and-restore between items is left for the streaming engine (no snapshot states yet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from jetspark.processor.context import Context
+from jetspark.processor.outbox import Outbox
+from jetspark.processor.processor import Processor
+from jetspark.processor.runtime.tasklet import (
+    Event,
+    Exhausted,
+    Items,
+    ProcessorFailed,
+    ProcessorTasklet,
+)
+
+DEFAULT_CAPACITIES = (1, 2048)
+DEFAULT_QUEUE_SIZES = (1, 1024)
+
+
+def verify_processor(
+    factory: Callable[[], Processor],
+    *,
+    inputs: Sequence[Any] | Mapping[int, Sequence[Any]] = (),
+    expected: Sequence[Any] | Mapping[int, Sequence[Any]],
+    priorities: Mapping[int, int] | None = None,
+    outbound_ordinals: int = 1,
+    ordered: bool = True,
+    args: Mapping[str, Any] | None = None,
+    capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    queue_sizes: Sequence[int] = DEFAULT_QUEUE_SIZES,
+    cooperative_timeout_s: float = 1.0,
+    no_progress_limit: int = 100,
+) -> None:
+    """Raise ``AssertionError`` describing the first configuration the processor fails.
+
+    ``inputs``/``expected`` are a list (ordinal 0) or a mapping ordinal → list. Inbound
+    edges are delivered in full in order of ``priorities`` (lower first), then ordinal.
+    """
+    by_ordinal = _per_ordinal(inputs)
+    want = _per_ordinal(expected)
+    for capacity in capacities:
+        for queue_size in queue_sizes:
+            setup = f"outbox capacity {capacity}, inbox batches of {queue_size}"
+            got = _run_once(
+                factory(),
+                by_ordinal,
+                priorities or {},
+                outbound_ordinals,
+                args or {},
+                capacity,
+                queue_size,
+                cooperative_timeout_s,
+                no_progress_limit,
+                setup,
+            )
+            for ordinal in range(outbound_ordinals):
+                _compare(want.get(ordinal, []), got.get(ordinal, []), ordered, ordinal, setup)
+
+
+def _per_ordinal(value: Sequence[Any] | Mapping[int, Sequence[Any]]) -> dict[int, list[Any]]:
+    if isinstance(value, Mapping):
+        return {int(k): list(v) for k, v in value.items()}
+    return {0: list(value)} if value else {}
+
+
+def _events(inputs: dict[int, list[Any]], priorities: Mapping[int, int]) -> Iterator[Event]:
+    for ordinal in sorted(inputs, key=lambda o: (priorities.get(o, 0), o)):
+        yield Items(ordinal, list(inputs[ordinal]))
+        yield Exhausted(ordinal)
+
+
+def _run_once(
+    processor: Processor,
+    inputs: dict[int, list[Any]],
+    priorities: Mapping[int, int],
+    outbound_ordinals: int,
+    args: Mapping[str, Any],
+    capacity: int,
+    queue_size: int,
+    timeout_s: float,
+    no_progress_limit: int,
+    setup: str,
+) -> dict[int, list[Any]]:
+    outbox = Outbox([capacity] * outbound_ordinals, snapshot_capacity=capacity, strict=True)
+    context = Context(
+        vertex_name="verified",
+        global_index=0,
+        local_parallelism=1,
+        total_parallelism=1,
+        args=args,
+        inbound_ordinals=len(inputs),
+        outbound_ordinals=outbound_ordinals,
+    )
+    out: dict[int, list[Any]] = {}
+    slow: list[str] = []
+
+    def on_call(callback: str, elapsed_ns: int) -> None:
+        if processor.is_cooperative() and elapsed_ns > timeout_s * 1e9:
+            slow.append(f"{callback} took {elapsed_ns / 1e9:.3f}s")
+
+    tasklet = ProcessorTasklet(
+        processor,
+        context,
+        outbox,
+        _events(inputs, priorities),
+        lambda ordinal, items: out.setdefault(ordinal, []).extend(items),
+        queue_sizes=dict.fromkeys(inputs, queue_size),
+        on_call=on_call,
+        no_progress_limit=no_progress_limit,
+    )
+    try:
+        tasklet.run()
+    except ProcessorFailed as failure:
+        raise AssertionError(f"{setup}: {failure}") from failure
+    if outbox.violations:
+        raise AssertionError(f"{setup}: {outbox.violations[0]} ({len(outbox.violations)} times)")
+    if slow:
+        raise AssertionError(f"{setup}: a cooperative processor hogged the thread: {slow[0]}")
+    return out
+
+
+def _compare(want: list[Any], got: list[Any], ordered: bool, ordinal: int, setup: str) -> None:
+    if not ordered:
+        want, got = sorted(want, key=_sort_key), sorted(got, key=_sort_key)
+    if want != got:
+        lost = [w for w in want if w not in got][:5]
+        extra = [g for g in got if g not in want][:5]
+        raise AssertionError(
+            f"{setup}, ordinal {ordinal}: expected {len(want)} items, got {len(got)}"
+            f"; missing {lost}; unexpected {extra}; first items {got[:10]}"
+        )
+
+
+def _sort_key(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, default=str)
