@@ -55,6 +55,7 @@ def verify_processor(
     """
     by_ordinal = _per_ordinal(inputs)
     want = _per_ordinal(expected)
+    most = 2 * sum(len(v) for v in want.values()) + 100
     for capacity in capacities:
         for queue_size in queue_sizes:
             setup = f"outbox capacity {capacity}, inbox batches of {queue_size}"
@@ -68,6 +69,7 @@ def verify_processor(
                 queue_size,
                 cooperative_timeout_s,
                 no_progress_limit,
+                most,
                 setup,
             )
             for ordinal in range(outbound_ordinals):
@@ -96,6 +98,7 @@ def _run_once(
     queue_size: int,
     timeout_s: float,
     no_progress_limit: int,
+    most: int,
     setup: str,
 ) -> dict[int, list[Any]]:
     outbox = Outbox([capacity] * outbound_ordinals, snapshot_capacity=capacity, strict=True)
@@ -115,12 +118,18 @@ def _run_once(
         if processor.is_cooperative() and elapsed_ns > timeout_s * 1e9:
             slow.append(f"{callback} took {elapsed_ns / 1e9:.3f}s")
 
+    def on_drain(ordinal: int, items: list[Any]) -> None:
+        out.setdefault(ordinal, []).extend(items)
+        if sum(len(v) for v in out.values()) > most:
+            # A processor that re-emits on every resume would never finish.
+            raise AssertionError(f"{setup}: emitted more than {most} items; duplicates?")
+
     tasklet = ProcessorTasklet(
         processor,
         context,
         outbox,
         _events(inputs, priorities),
-        lambda ordinal, items: out.setdefault(ordinal, []).extend(items),
+        on_drain,
         queue_sizes=dict.fromkeys(inputs, queue_size),
         on_call=on_call,
         no_progress_limit=no_progress_limit,
