@@ -15,13 +15,13 @@ def _spark_partition() -> int:
 
 
 class PartitionProbe(AbstractProcessor):
-    """Emits ``copies`` rows per input item ``{seq, copy, global_index, spark_partition}``,
+    """Emits ``copies`` rows per input item ``{seq, replica, global_index, spark_partition}``,
     one ``try_emit`` at a time, resuming at the copy the outbox refused.
 
     args: ``copies`` (int, default 1), ``field`` (the item's sequence field, default ``seq``).
     """
 
-    output_schema = "seq bigint, copy int, global_index int, spark_partition int"
+    output_schema = "seq bigint, replica int, global_index int, spark_partition int"
 
     def init(self, outbox: Outbox, context: Context) -> None:
         super().init(outbox, context)

@@ -24,7 +24,9 @@ def test_tokenizer_emits_every_word_in_order_at_any_capacity() -> None:
 
 
 def test_tokenizer_reads_the_field_named_in_args() -> None:
-    verify_processor(Tokenizer, inputs=[{"text": "A b"}], expected=["a", "b"], args={"field": "text"})
+    verify_processor(
+        Tokenizer, inputs=[{"text": "A b"}], expected=["a", "b"], args={"field": "text"}
+    )
 
 
 def test_accumulator_counts_and_a_second_stage_combines_partial_counts() -> None:
