@@ -64,18 +64,37 @@ class Outbox:
         Equivalent to calling ``offer`` per item and stopping at the first refusal, without
         the per-item call: helpers use it to keep the hot path tight.
         """
+        buckets = self.buckets
+        if len(buckets) == 1 and ordinal in (0, ALL):
+            return self._offer_batch_to(0, items, start)
         ordinals = self._ordinals(ordinal)
         if not ordinals:
             return len(items)
-        room = min(self.capacities[o] - len(self.buckets[o]) for o in ordinals)
+        room = min(self.capacities[o] - len(buckets[o]) for o in ordinals)
         end = min(len(items), start + max(room, 0))
         if end > start:
             self._check_after_refusal()
             chunk = items[start:end]
             for o in ordinals:
-                self.buckets[o].extend(chunk)
+                buckets[o].extend(chunk)
         if end < len(items):
             self._refuse()
+        return end
+
+    def _offer_batch_to(self, ordinal: int, items: Sequence[Any], start: int) -> int:
+        bucket = self.buckets[ordinal]
+        end = start + self.capacities[ordinal] - len(bucket)
+        count = len(items)
+        if self.strict and end > start:
+            self._check_after_refusal()
+        if end >= count:
+            bucket.extend(items if start == 0 else items[start:])
+            return count
+        if end > start:
+            bucket.extend(items[start:end])
+        else:
+            end = start
+        self._refuse()
         return end
 
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:

@@ -102,8 +102,13 @@ class OutputBatches:
                 yield self._batch(ordinal, items)
 
     def _batch(self, ordinal: int, items: list[Any]) -> pa.RecordBatch:
-        columns = _columns(items, [f.name for f in self.fields])
-        arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
+        names = [f.name for f in self.fields]
+        columns = _columns(items, names)
+        try:
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            columns = _columns_mixed(items, names)  # explains a malformed item, or converts
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
         if self.tagged:
             arrays.append(pa.array([ordinal] * len(items), type=pa.int32()))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
@@ -112,14 +117,14 @@ class OutputBatches:
 def _columns(items: list[Any], names: list[str]) -> list[Sequence[Any]]:
     """Transpose items into columns; the common shapes go through comprehensions."""
     kind = type(items[0])
-    if all(type(item) is kind for item in items):
-        if kind is dict:
-            return [[item.get(name) for item in items] for name in names]
-        if kind is tuple or kind is list:
+    if kind is dict or kind is tuple or kind is list:
+        if all(type(item) is kind for item in items):
+            if kind is dict:
+                return [[item.get(name) for item in items] for name in names]
             _check_width(items, len(names))
-            return list(zip(*items, strict=True)) if items else [[] for _ in names]
-        if len(names) == 1:
-            return [items]
+            return list(zip(*items, strict=True))
+    elif len(names) == 1:
+        return [items]  # bare values; pyarrow rejects a stray dict or tuple among them
     return _columns_mixed(items, names)
 
 

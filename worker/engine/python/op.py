@@ -13,10 +13,10 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import IntegerType, StructType, _parse_datatype_string
 
 from jetspark.dag.processors import PythonParams
+from jetspark.processor.loading import declared_schema, load_processor_class
 from jetspark.settings import DagLimits
 from worker.engine.python.arrow_io import OUT_ORDINAL
 from worker.engine.python.frames import packed_frame, source_frame
-from worker.engine.python.loading import load_processor_class
 from worker.engine.python.task import TaskPlan, run_partition
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class PythonOp:
         processor_class = load_processor_class(params.class_, allowed)
         outbound = ctx.outbound
         tagged = len(outbound) > 1
-        struct = _output_struct(processor_class.schema_for(params.args), tagged)
+        struct = _output_struct(declared_schema(processor_class, params.args), tagged)
         accumulator = ctx.spark.sparkContext.accumulator({}, LatestMetrics())
         self.metrics[ctx.vertex.name] = accumulator
         plan = TaskPlan(
@@ -108,10 +108,6 @@ def _input_shape(inputs: int) -> str:
 
 
 def _output_struct(ddl: str, tagged: bool) -> StructType:
-    if not ddl.strip():
-        raise ProcessorSetupError(
-            "the processor declares no output_schema (Spark DDL, e.g. 'word string')"
-        )
     try:
         struct = _parse_datatype_string(ddl)
     except Exception as error:

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from jetspark.processor import Context, Outbox, Processor
+from jetspark.processor.loading import load_processor_class
 from jetspark.processor.runtime.tasklet import Event, ProcessorFailed, ProcessorTasklet
 from worker.engine.python.arrow_io import (
     OutputBatches,
@@ -20,7 +21,6 @@ from worker.engine.python.arrow_io import (
     packed_events,
     source_events,
 )
-from worker.engine.python.loading import load_processor_class
 
 
 @dataclass(frozen=True)

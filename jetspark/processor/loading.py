@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from jetspark.processor import Processor
+from jetspark.processor.processor import Processor
 
 
 class ProcessorNotAllowed(Exception):
@@ -14,6 +15,11 @@ class ProcessorNotAllowed(Exception):
 
 class ProcessorNotFound(Exception):
     """The processor class does not exist or is not a ``Processor``."""
+
+    def __init__(self, message: str, *, module_missing: bool = False) -> None:
+        super().__init__(message)
+        self.module_missing = module_missing
+        """The module itself is not importable here (it may be on the workers' path only)."""
 
 
 def module_allowed(module: str, allowed: Sequence[str]) -> bool:
@@ -30,8 +36,22 @@ def load_processor_class(spec: str, allowed: Sequence[str]) -> type[Processor]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ProcessorNotFound(f"cannot import {module_name!r}: {error}") from error
+        missing = isinstance(error, ModuleNotFoundError) and error.name is not None
+        missing = missing and module_name.startswith(str(error.name))
+        raise ProcessorNotFound(
+            f"cannot import {module_name!r}: {error}", module_missing=missing
+        ) from error
     found = getattr(module, class_name, None)
     if not (isinstance(found, type) and issubclass(found, Processor)):
         raise ProcessorNotFound(f"{spec} is not a jetspark.processor.Processor subclass")
     return found
+
+
+def declared_schema(processor_class: type[Processor], args: Mapping[str, Any]) -> str:
+    """The class's output schema DDL for these args; raises ``ValueError`` when it has none."""
+    ddl = processor_class.schema_for(args)
+    if not isinstance(ddl, str) or not ddl.strip():
+        raise ValueError(
+            f"{processor_class.__name__} declares no output_schema (Spark DDL, e.g. 'word string')"
+        )
+    return ddl
