@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install up test unit lint typecheck openapi client bench clean
+.PHONY: install up test unit lint typecheck openapi client bench bench-processors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ client: openapi
 
 bench: install
 	$(BIN)/python -m bench.status_reads
+
+bench-processors: install
+	$(BIN)/python -m bench.python_processors
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
