@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -62,7 +63,7 @@ class FlatMapper:
     it keeps the pending outputs and continues from the first refused one.
     """
 
-    __slots__ = ("_index", "_mapper", "_ordinal", "_outputs", "_processor")
+    __slots__ = ("_ends", "_index", "_mapper", "_ordinal", "_outputs", "_processor", "_removed")
 
     def __init__(
         self, processor: Processor, mapper: Callable[[Any], Iterable[Any]], ordinal: int = ALL
@@ -72,6 +73,8 @@ class FlatMapper:
         self._ordinal = ordinal
         self._outputs: Sequence[Any] | None = None
         self._index = 0
+        self._ends: list[int] = []
+        self._removed = 0
 
     def try_process(self, item: Any) -> bool:
         outputs = self._outputs
@@ -85,3 +88,31 @@ class FlatMapper:
             return False
         self._outputs = None
         return True
+
+    def process_inbox(self, inbox: Inbox) -> None:
+        """Flat-map the whole inbox, removing each item once all its outputs were accepted.
+
+        The same contract as calling ``try_process`` per item, but the outputs of the inbox's
+        items are offered as one run: use it from ``process(ordinal, inbox)`` on hot paths.
+        Do not mix it with ``try_process`` on the same mapper.
+        """
+        outbox, mapper, ordinal = self._processor.outbox, self._mapper, self._ordinal
+        while True:
+            outputs = self._outputs
+            if outputs is None:
+                if inbox.is_empty():
+                    return
+                run: list[Any] = []
+                ends = []
+                for item in inbox:
+                    run.extend(mapper(item))
+                    ends.append(len(run))
+                outputs, self._outputs, self._ends = run, run, ends
+                self._index = self._removed = 0
+            self._index = outbox.offer_batch(ordinal, outputs, self._index)
+            done = bisect_right(self._ends, self._index)
+            inbox._position += done - self._removed  # these items are fully emitted
+            self._removed = done
+            if self._index < len(outputs):
+                return
+            self._outputs = None

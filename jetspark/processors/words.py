@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jetspark.processor import AbstractProcessor, Context, Outbox
+from jetspark.processor import AbstractProcessor, Context, Inbox, Outbox
 
 
 class Tokenizer(AbstractProcessor):
@@ -25,7 +25,10 @@ class Tokenizer(AbstractProcessor):
             return line.lower().split() if line else []
 
         # One-field schema: the bare word is the item, no dict per word.
-        self.try_process0 = self.flat_mapper(words).try_process  # type: ignore[method-assign]
+        self.words = self.flat_mapper(words)
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        self.words.process_inbox(inbox)
 
 
 class Accumulator(AbstractProcessor):
