@@ -24,7 +24,7 @@ class Recorder(Processor):
         self.fail_on = fail_on
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
-        items = []
+        items: list[Any] = []
         inbox.drain(items.append)
         if self.fail_on in items:
             raise KeyError(self.fail_on)
