@@ -18,6 +18,8 @@ class AbstractProcessor(Processor):
     inbox; False leaves it there and ends the call, so the hook sees the same item again.
     """
 
+    _snapshot_pending: tuple[list[tuple[Any, Any]], list[int]] | None = None
+
     def process(self, ordinal: int, inbox: Inbox) -> None:
         handle: Callable[[Any], bool]
         if ordinal == 0:
@@ -50,6 +52,23 @@ class AbstractProcessor(Processor):
 
     def try_emit_to(self, ordinal: int, item: Any) -> bool:
         return self.outbox.offer(ordinal, item)
+
+    def try_save_entries(self, entries: Callable[[], list[tuple[Any, Any]]]) -> bool:
+        """For ``save_to_snapshot``: offer ``entries()`` to the snapshot bucket across calls.
+
+        ``entries`` is called once per snapshot; True once every entry was accepted.
+        """
+        pending = self._snapshot_pending
+        if pending is None:
+            pending = self._snapshot_pending = (entries(), [0])
+        items, position = pending
+        while position[0] < len(items):
+            key, value = items[position[0]]
+            if not self.outbox.offer_to_snapshot(key, value):
+                return False
+            position[0] += 1
+        self._snapshot_pending = None
+        return True
 
     def flat_mapper(self, mapper: Callable[[Any], Iterable[Any]], ordinal: int = ALL) -> FlatMapper:
         """A helper emitting ``mapper(item)``'s outputs and resuming where the outbox refused."""

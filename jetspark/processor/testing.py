@@ -8,9 +8,11 @@ and of many, and checks that it
   when the outbox refuses;
 - returns when the outbox refuses instead of offering again in the same call (strict outbox);
 - makes progress: no long run of calls that neither consume nor emit;
-- when cooperative, returns from each call within ``cooperative_timeout_s``.
-
-Snapshot-and-restore between items is left for the streaming engine (no snapshot states yet).
+- when cooperative, returns from each call within ``cooperative_timeout_s``;
+- keeps its state across a snapshot and restore after every inbox it finished (with inbox
+  batches of 1: between items): ``save_to_snapshot`` until True into the snapshot bucket
+  (capacity as the outbox), then a fresh instance gets ``restore_from_snapshot`` and
+  ``finish_snapshot_restore``, as when Jet restarts a job from a snapshot.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jetspark.processor.context import Context
+from jetspark.processor.inbox import Inbox
 from jetspark.processor.outbox import Outbox
 from jetspark.processor.processor import Processor
 from jetspark.processor.runtime.tasklet import (
@@ -47,6 +50,7 @@ def verify_processor(
     queue_sizes: Sequence[int] = DEFAULT_QUEUE_SIZES,
     cooperative_timeout_s: float = 1.0,
     no_progress_limit: int = 100,
+    snapshot_restore: bool = True,
 ) -> None:
     """Raise ``AssertionError`` describing the first configuration the processor fails.
 
@@ -60,7 +64,8 @@ def verify_processor(
         for queue_size in queue_sizes:
             setup = f"outbox capacity {capacity}, inbox batches of {queue_size}"
             got = _run_once(
-                factory(),
+                factory,
+                snapshot_restore,
                 by_ordinal,
                 priorities or {},
                 outbound_ordinals,
@@ -89,7 +94,8 @@ def _events(inputs: dict[int, list[Any]], priorities: Mapping[int, int]) -> Iter
 
 
 def _run_once(
-    processor: Processor,
+    factory: Callable[[], Processor],
+    snapshot_restore: bool,
     inputs: dict[int, list[Any]],
     priorities: Mapping[int, int],
     outbound_ordinals: int,
@@ -113,9 +119,10 @@ def _run_once(
     )
     out: dict[int, list[Any]] = {}
     slow: list[str] = []
+    processor = factory()
 
     def on_call(callback: str, elapsed_ns: int) -> None:
-        if processor.is_cooperative() and elapsed_ns > timeout_s * 1e9:
+        if tasklet.processor.is_cooperative() and elapsed_ns > timeout_s * 1e9:
             slow.append(f"{callback} took {elapsed_ns / 1e9:.3f}s")
 
     def on_drain(ordinal: int, items: list[Any]) -> None:
@@ -135,7 +142,9 @@ def _run_once(
         no_progress_limit=no_progress_limit,
     )
     try:
-        tasklet.run()
+        while tasklet.step():
+            if snapshot_restore and tasklet.at_item_boundary():
+                tasklet.processor = _snapshot_and_restore(tasklet, factory, no_progress_limit)
     except ProcessorFailed as failure:
         raise AssertionError(f"{setup}: {failure}") from failure
     if outbox.violations:
@@ -143,6 +152,48 @@ def _run_once(
     if slow:
         raise AssertionError(f"{setup}: a cooperative processor hogged the thread: {slow[0]}")
     return out
+
+
+def _snapshot_and_restore(
+    tasklet: ProcessorTasklet, factory: Callable[[], Processor], limit: int
+) -> Processor:
+    """Save the state into the snapshot bucket, then restore it into a fresh instance."""
+    outbox, old = tasklet.outbox, tasklet.processor
+    entries: list[tuple[Any, Any]] = []
+    for _ in range(limit * 1000):
+        outbox.begin_call()
+        done = _guarded(tasklet, "save_to_snapshot", old.save_to_snapshot)
+        entries.extend(outbox.take_snapshot())
+        tasklet.drain()
+        if done:
+            break
+    else:
+        raise AssertionError("save_to_snapshot never returned True")
+    restored = factory()
+    outbox.begin_call()
+    _guarded(tasklet, "init", lambda: restored.init(outbox, tasklet.context))
+    inbox = Inbox(entries)
+    while not inbox.is_empty():
+        before = len(inbox)
+        outbox.begin_call()
+        _guarded(tasklet, "restore_from_snapshot", lambda: restored.restore_from_snapshot(inbox))
+        if len(inbox) == before:
+            raise AssertionError("restore_from_snapshot took no entry from its inbox")
+    for _ in range(limit):
+        outbox.begin_call()
+        done = _guarded(tasklet, "finish_snapshot_restore", restored.finish_snapshot_restore)
+        tasklet.drain()
+        if done:
+            return restored
+    raise AssertionError("finish_snapshot_restore never returned True")
+
+
+def _guarded(tasklet: ProcessorTasklet, name: str, callback: Callable[[], Any]) -> Any:
+    try:
+        return callback()
+    except Exception as error:
+        context = tasklet.context
+        raise ProcessorFailed(context.vertex_name, context.global_index, name, error) from error
 
 
 def _compare(want: list[Any], got: list[Any], ordered: bool, ordinal: int, setup: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jetspark.processor import AbstractProcessor, Context, Outbox
+from jetspark.processor import AbstractProcessor, Context, Inbox, Outbox
 
 
 class PriorityViolation(RuntimeError):
@@ -36,6 +36,21 @@ class LookupEnricher(AbstractProcessor):
     def try_process_item(self, ordinal: int, item: Any) -> bool:
         self.stream_started = True
         return self.try_emit((item["key"], self.table.get(item["key"])))
+
+    def save_to_snapshot(self) -> bool:
+        return self.try_save_entries(
+            lambda: (
+                [(("table", k), v) for k, v in self.table.items()]
+                + [(("flags", None), (self.stream_started, self.table_complete))]
+            )
+        )
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        for (kind, key), value in iter(inbox.poll, None):
+            if kind == "table":
+                self.table[key] = value
+            else:
+                self.stream_started, self.table_complete = value
 
     def complete_edge(self, ordinal: int) -> bool:
         if ordinal == 0:

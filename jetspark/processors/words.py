@@ -56,6 +56,14 @@ class Accumulator(AbstractProcessor):
         self.counts[key] = self.counts.get(key, 0) + amount
         return True
 
+    def save_to_snapshot(self) -> bool:
+        return self.try_save_entries(lambda: list(self.counts.items()))
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        # Summing: after a rescale one processor may restore several processors' counts.
+        for key, count in iter(inbox.poll, None):
+            self.counts[key] = self.counts.get(key, 0) + count
+
     def complete(self) -> bool:
         if self.results is None:
             self.results = list(self.counts.items())

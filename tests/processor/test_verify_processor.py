@@ -151,3 +151,20 @@ def test_the_harness_catches_processors_that_are_not_cooperative(
     with pytest.raises(AssertionError, match=complaint) as failure:
         verify_processor(processor, inputs=lines, expected=expected)
     assert "outbox capacity 1" in str(failure.value)
+
+
+class ForgetsItsCounts(Accumulator):
+    """Buggy: keeps state but saves none of it to the snapshot."""
+
+    def save_to_snapshot(self) -> bool:
+        return True
+
+
+def test_the_harness_catches_state_lost_across_snapshot_and_restore() -> None:
+    words = [{"word": w} for w in WORDS]
+    expected = list(Counter(WORDS).items())
+    with pytest.raises(AssertionError, match="inbox batches of 1, ordinal 0: expected 8 items"):
+        verify_processor(ForgetsItsCounts, inputs=words, expected=expected, ordered=False)
+    verify_processor(
+        ForgetsItsCounts, inputs=words, expected=expected, ordered=False, snapshot_restore=False
+    )

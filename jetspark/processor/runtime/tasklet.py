@@ -107,6 +107,7 @@ class ProcessorTasklet:
         self.metrics = TaskletMetrics(context.vertex_name, context.global_index)
         self.idle_calls = 0
         self.no_progress_limit = no_progress_limit
+        self.last_call = ""
         self._initialised = False
 
     def step(self) -> bool:
@@ -181,7 +182,15 @@ class ProcessorTasklet:
         self.state = State.DONE
 
     # -- plumbing -------------------------------------------------------------------------
+    def at_item_boundary(self) -> bool:
+        """Whether the last call was ``process`` and left no unprocessed item behind."""
+        inbox = self.inboxes.get(self.ordinal)
+        return (
+            self.last_call == "process" and not self.pending and (inbox is None or inbox.is_empty())
+        )
+
     def _call(self, name: str, callback: Callable[[], Any]) -> Any:
+        self.last_call = name
         self.outbox.begin_call()
         started = time.perf_counter_ns()
         try:
@@ -195,10 +204,10 @@ class ProcessorTasklet:
         self.metrics.busy_ns += elapsed
         if self.on_call is not None:
             self.on_call(name, elapsed)
-        self._drain()
+        self.drain()
         return result
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
         outbox = self.outbox
         emitted = False
         for ordinal, bucket in enumerate(outbox.buckets):
