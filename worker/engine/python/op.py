@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from worker.engine.ops import OpContext
 
 
+INTERNAL = "__jetspark"
+
+
 class ProcessorSetupError(Exception):
     """The vertex's processor class or its output schema is unusable."""
 
@@ -89,9 +92,11 @@ class PythonOp:
     def _input_frame(ctx: OpContext) -> DataFrame:
         if not ctx.inputs:
             return source_frame(ctx.spark, ctx.vertex.parallelism)
-        if len(ctx.inputs) == 1:
-            return ctx.inputs[0]
-        return packed_frame(ctx.inputs, ctx.inbound, ctx.vertex.parallelism)
+        # Routing's own columns (``__jetspark_*``) are not fields of the user's items.
+        inputs = [f.drop(*[c for c in f.columns if c.startswith(INTERNAL)]) for f in ctx.inputs]
+        if len(inputs) == 1:
+            return inputs[0]
+        return packed_frame(inputs, ctx.inbound, ctx.vertex.parallelism)
 
     def last_metrics(self, vertex: str) -> dict[str, Any]:
         """``vertex/index`` → ``TaskletMetrics`` as a dict, from the last run of ``vertex``."""
