@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ bench-stack: install
 bench-engine: install
 	$(BIN)/python -m bench.engine_wordcount
 	$(BIN)/python -m bench.submit_latency
+
+# Python processors: Tokenizer processor vs hand-written mapInArrow, 10M words.
+bench-processors: install
+	$(BIN)/python -m bench.python_processors
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from jetspark.dag.model import EdgeSpec, Routing
+from jetspark.dag.model import EdgeConfig, EdgeSpec, Routing
 from jetspark.dag.validate import ValidatedDag
 
 
@@ -45,6 +45,7 @@ class EdgePlan(BaseModel):
     key: str | None
     partitioner: str
     all_to_one_pid: int | None = None
+    config: EdgeConfig = EdgeConfig()
 
 
 class StagePlan(BaseModel):
@@ -65,6 +66,10 @@ class ExecutionPlan(BaseModel):
 
     def inbound(self, name: str) -> list[EdgePlan]:
         return sorted((e for e in self.edges if e.to == name), key=lambda e: e.to_ordinal)
+
+    def outbound(self, name: str) -> list[EdgePlan]:
+        """A vertex's outbound edges, index = from_ordinal."""
+        return sorted((e for e in self.edges if e.source == name), key=lambda e: e.from_ordinal)
 
 
 def _is_fusable(dag: ValidatedDag, edge: EdgeSpec) -> bool:
@@ -107,6 +112,7 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
                 all_to_one_pid=(
                     draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
                 ),
+                config=edge.config,
             )
         )
     fused_into = {e.to: e.source for e in edges if e.exchange is Exchange.fused}

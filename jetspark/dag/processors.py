@@ -105,6 +105,29 @@ class PythonParams(Params):
     args: dict[str, Scalar | list[Scalar] | dict[str, Scalar]] = Field(default_factory=dict)
 
 
+def python_class_problem(params: BaseModel, allowed: list[str]) -> str | None:
+    """What is wrong with an allowed ``python`` vertex's class, if it can be told here.
+
+    A module that is not importable in this process may still be on the workers' path: that
+    is left to run time, which fails the job naming the vertex.
+    """
+    from jetspark.processor.loading import (
+        ProcessorNotFound,
+        declared_schema,
+        load_processor_class,
+    )
+
+    if not isinstance(params, PythonParams):
+        return None
+    try:
+        declared_schema(load_processor_class(params.class_, allowed), params.args)
+    except ProcessorNotFound as error:
+        return None if error.module_missing else str(error)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
 Role = Literal["source", "transform", "sink"]
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
 from jetspark.dag.model import EdgeSpec, JobSpec, Routing, VertexSpec
-from jetspark.dag.processors import PROCESSORS, ProcessorKind
+from jetspark.dag.processors import PROCESSORS, ProcessorKind, python_class_problem
 from jetspark.settings import DagLimits
 
 DEFAULT_MEMBERS = 1
@@ -129,6 +129,10 @@ class _Checker:
                 f"{pointer}/params/class",
                 f"vertex {vertex.name!r}: module {module!r} is not in the allowed Python modules",
             )
+            return
+        problem = python_class_problem(params, self.limits.allowed_python_modules)
+        if problem is not None:
+            self.problem(f"{pointer}/params/class", f"vertex {vertex.name!r}: {problem}")
 
     # -- edges ----------------------------------------------------------------------------
     def check_edges(self) -> None:

@@ -92,6 +92,20 @@ def test_malformed_json_and_extra_fields_are_422_with_pointers(
             "/dag/vertices/5/name",
             "duplicate",
         ),
+        (
+            lambda b: b["dag"]["vertices"][1].update(
+                processor="python", params={"class": "os:system"}
+            ),
+            "/dag/vertices/1/params/class",
+            "not in the allowed Python modules",
+        ),
+        (
+            lambda b: b["dag"]["vertices"][1].update(
+                processor="python", params={"class": "jetspark.processors.words:Nope"}
+            ),
+            "/dag/vertices/1/params/class",
+            "not a jetspark.processor.Processor subclass",
+        ),
     ],
 )
 def test_dag_rejections_name_the_place(

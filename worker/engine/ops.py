@@ -18,6 +18,7 @@ from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
+from worker.engine.python import PythonOp
 from worker.engine.routing import (
     SLOT,
     by_processor,
@@ -59,6 +60,8 @@ class OpContext:
     sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     keep: Callable[[DataFrame], DataFrame] = _unpersisted
     """Persist a frame for the rest of the job (read twice, computed once)."""
+    outbound: list[EdgePlan] = field(default_factory=list)
+    """Outbound edges, index = from_ordinal."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -329,4 +332,5 @@ OPS: dict[str, Op] = {
     "sink.logger": LoggerSinkOp(),
     "sink.files": FilesSinkOp(),
     "sink.redis_map": RedisMapSinkOp(),
+    "python": PythonOp(),
 }

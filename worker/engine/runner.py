@@ -24,6 +24,7 @@ from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
 from worker.engine.ops import OPS, OpContext
+from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route, without_slot
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class VertexFailed(Exception):
 
     def __init__(self, vertex: str, error: BaseException) -> None:
         self.vertex = vertex
-        self.error_type = type(error).__name__
+        self.error_type = getattr(error, "error_type", type(error).__name__)
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         super().__init__(f"vertex {vertex!r} failed: {self.error_type}: {message}")
 
@@ -91,6 +92,7 @@ class _Execution:
             results_cap=self.control.results_cap,
             sink_results=self.sink_results,
             keep=self.keep,
+            outbound=self.plan.outbound(name),
         )
         output = op.apply(context)
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
@@ -164,6 +166,9 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
             except Exception as error:
                 if control.cancelled.is_set():
                     raise JobCancelled(f"job {job.id} was asked to stop") from error
+                failed = processor_failure(error)
+                if failed is not None:  # a Python processor failed inside a Spark task
+                    raise VertexFailed(*failed) from error
                 raise VertexFailed(name, error) from error
     finally:
         execution.release()

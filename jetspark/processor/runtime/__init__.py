@@ -1,0 +1,1 @@
+"""Drives processors: the tasklet state machine, apart from the public processor API."""

@@ -1,0 +1,254 @@
+"""Jet's ``ProcessorTasklet``: an explicit state machine around one processor.
+
+Each state names the callback it keeps calling until that callback says it is done:
+
+    PROCESS_INBOX  process(ordinal, inbox) while the inbox has items, else try_process()
+    COMPLETE_EDGE  complete_edge(ordinal) once an inbound edge is exhausted
+    COMPLETE       complete() once every inbound edge is exhausted
+    CLOSE          close(), then DONE
+
+After every call the outbox is drained (``on_drain``), so a bucket refuses items only when a
+single call filled it to its edge's capacity. Snapshot states belong to the streaming engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from jetspark.processor.context import Context
+from jetspark.processor.inbox import Inbox
+from jetspark.processor.outbox import Outbox
+from jetspark.processor.processor import Processor
+from jetspark.processor.runtime.metrics import TaskletMetrics
+
+FAILURE_MARKER = "[jetspark-processor-failed]"
+NO_PROGRESS_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class Items:
+    """Items that arrived over the inbound edge at ``ordinal``."""
+
+    ordinal: int
+    items: list[Any]
+
+
+@dataclass(frozen=True)
+class Exhausted:
+    """The inbound edge at ``ordinal`` will deliver nothing more."""
+
+    ordinal: int
+
+
+Event = Items | Exhausted
+
+
+class State(StrEnum):
+    PROCESS_INBOX = "process"
+    COMPLETE_EDGE = "complete_edge"
+    COMPLETE = "complete"
+    CLOSE = "close"
+    DONE = "done"
+
+
+class ProcessorFailed(Exception):
+    """A processor callback raised; the message names vertex, processor, error type and text.
+
+    The message carries a JSON marker so the driver can recover the facts from a Spark
+    ``PythonException``, whose text is the worker's traceback.
+    """
+
+    def __init__(self, vertex: str, index: int, callback: str, error: BaseException) -> None:
+        self.vertex, self.index, self.callback = vertex, index, callback
+        self.error_type = type(error).__name__
+        self.error_message = str(error)
+        facts = {"vertex": vertex, "type": self.error_type, "message": self.error_message}
+        super().__init__(
+            f"vertex {vertex!r} processor {index} failed in {callback}: "
+            f"{self.error_type}: {self.error_message} {FAILURE_MARKER} {json.dumps(facts)}"
+        )
+
+
+class NoProgress(RuntimeError):
+    """A processor was called many times in a row without consuming or emitting anything."""
+
+
+class ProcessorTasklet:
+    """Runs one processor over a stream of inbound events; call ``step()`` until False."""
+
+    def __init__(
+        self,
+        processor: Processor,
+        context: Context,
+        outbox: Outbox,
+        events: Iterator[Event],
+        on_drain: Callable[[int, list[Any]], None],
+        *,
+        queue_sizes: Mapping[int, int] | None = None,
+        on_call: Callable[[str, int], None] | None = None,
+        no_progress_limit: int = NO_PROGRESS_LIMIT,
+    ) -> None:
+        self.processor, self.context, self.outbox = processor, context, outbox
+        self.events = events
+        self.on_drain = on_drain
+        self.on_call = on_call
+        self.queue_sizes = dict(queue_sizes or {})
+        self.state = State.PROCESS_INBOX
+        self.inboxes: dict[int, Inbox] = {}
+        self.ordinal = 0
+        """The ordinal of the inbox being processed, or of the edge being completed."""
+        self.pending: list[Any] = []
+        self.metrics = TaskletMetrics(context.vertex_name, context.global_index)
+        self.idle_calls = 0
+        self.no_progress_limit = no_progress_limit
+        self.last_call = ""
+        self._initialised = False
+
+    def step(self) -> bool:
+        """One callback call and a drain; False once the tasklet is DONE."""
+        try:
+            if not self._initialised:
+                self._initialised = True
+                self._call("init", lambda: self.processor.init(self.outbox, self.context))
+                self.metrics.cooperative = bool(self.processor.is_cooperative())
+            handler = _HANDLERS[self.state]
+            handler(self)
+        except ProcessorFailed:
+            self._close_quietly()
+            raise
+        return self.state is not State.DONE
+
+    def run(self) -> TaskletMetrics:
+        while self.step():
+            pass
+        return self.metrics
+
+    # -- states ---------------------------------------------------------------------------
+    def _process_inbox(self) -> None:
+        inbox = self.inboxes.get(self.ordinal)
+        if inbox is not None and not inbox.is_empty():
+            before = len(inbox)
+            self._call("process", lambda: self.processor.process(self.ordinal, inbox))
+            taken = before - len(inbox)
+            counts = self.metrics.items_in
+            counts[self.ordinal] = counts.get(self.ordinal, 0) + taken
+            self._progress(taken > 0)
+            if inbox.is_empty() and self.pending:
+                self._fill(self.ordinal, self.pending)
+            return
+        if not self._call("try_process", self.processor.try_process):
+            self._progress(False)
+            return
+        self._next_event()
+
+    def _next_event(self) -> None:
+        event = next(self.events, None)
+        if event is None:
+            self.state = State.COMPLETE
+        elif isinstance(event, Exhausted):
+            self.ordinal = event.ordinal
+            self.state = State.COMPLETE_EDGE
+        elif event.items:
+            self._fill(event.ordinal, event.items)
+
+    def _fill(self, ordinal: int, items: list[Any]) -> None:
+        size = self.queue_sizes.get(ordinal, len(items))
+        batch, self.pending = (items, []) if len(items) <= size else (items[:size], items[size:])
+        inbox = self.inboxes.setdefault(ordinal, Inbox())
+        inbox._refill(batch)
+        self.ordinal = ordinal
+
+    def _complete_edge(self) -> None:
+        ordinal = self.ordinal
+        if self._call("complete_edge", lambda: self.processor.complete_edge(ordinal)):
+            self.state = State.PROCESS_INBOX
+        else:
+            self._progress(False)
+
+    def _complete(self) -> None:
+        if self._call("complete", self.processor.complete):
+            self.state = State.CLOSE
+        else:
+            self._progress(False)
+
+    def _close(self) -> None:
+        self._call("close", self.processor.close)
+        self.state = State.DONE
+
+    # -- plumbing -------------------------------------------------------------------------
+    def at_item_boundary(self) -> bool:
+        """Whether the last call was ``process`` and left no unprocessed item behind."""
+        inbox = self.inboxes.get(self.ordinal)
+        return (
+            self.last_call == "process" and not self.pending and (inbox is None or inbox.is_empty())
+        )
+
+    def _call(self, name: str, callback: Callable[[], Any]) -> Any:
+        self.last_call = name
+        self.outbox.begin_call()
+        started = time.perf_counter_ns()
+        try:
+            result = callback()
+        except Exception as error:
+            raise ProcessorFailed(
+                self.context.vertex_name, self.context.global_index, name, error
+            ) from error
+        elapsed = time.perf_counter_ns() - started
+        self.metrics.calls += 1
+        self.metrics.busy_ns += elapsed
+        if self.on_call is not None:
+            self.on_call(name, elapsed)
+        self.drain()
+        return result
+
+    def drain(self) -> None:
+        outbox = self.outbox
+        emitted = False
+        for ordinal, bucket in enumerate(outbox.buckets):
+            if bucket:
+                emitted = True
+                items = outbox.take(ordinal)
+                counts = self.metrics.items_out
+                counts[ordinal] = counts.get(ordinal, 0) + len(items)
+                self.on_drain(ordinal, items)
+        if emitted:
+            self.idle_calls = 0
+        if outbox.first_refusal_ns is not None:
+            self.metrics.blocked_ns += time.perf_counter_ns() - outbox.first_refusal_ns
+            outbox.first_refusal_ns = None
+        self.metrics.refusals = outbox.refusals
+
+    def _progress(self, made: bool) -> None:
+        """Count calls that neither consumed nor emitted; too many in a row is a bug."""
+        if made:
+            self.idle_calls = 0
+            return
+        self.idle_calls += 1
+        if self.idle_calls > self.no_progress_limit:
+            error = NoProgress(
+                f"{self.state.value} was called {self.no_progress_limit} times in a row "
+                "without consuming or emitting anything"
+            )
+            raise ProcessorFailed(
+                self.context.vertex_name, self.context.global_index, self.state.value, error
+            )
+
+    def _close_quietly(self) -> None:
+        if self.state is not State.DONE:
+            self.state = State.DONE
+            with contextlib.suppress(Exception):  # the first failure is the one to report
+                self.processor.close()
+
+
+_HANDLERS: dict[State, Callable[[ProcessorTasklet], None]] = {
+    State.PROCESS_INBOX: ProcessorTasklet._process_inbox,
+    State.COMPLETE_EDGE: ProcessorTasklet._complete_edge,
+    State.COMPLETE: ProcessorTasklet._complete,
+    State.CLOSE: ProcessorTasklet._close,
+}

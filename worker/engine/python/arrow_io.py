@@ -1,0 +1,153 @@
+"""Between Arrow batches and items: inbound events for the tasklet, output batches for Spark.
+
+Inbound frames come in one of three shapes (see ``frames.py``): no columns read (a source),
+the single inbound edge's own columns, or ``__in_ordinal`` + ``__item`` (JSON) when several
+edges share one partition stream, sorted by priority then ordinal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from jetspark.processor.runtime.tasklet import Event, Exhausted, Items
+
+IN_ORDINAL = "__in_ordinal"
+IN_PRIORITY = "__in_priority"
+PACKED_ITEM = "__item"
+OUT_ORDINAL = "__ordinal"
+
+
+def source_events(batches: Iterator[pa.RecordBatch]) -> Iterator[Event]:
+    """A source reads nothing; its input only gives the partition its place."""
+    for _ in batches:
+        pass
+    return iter(())
+
+
+def native_events(batches: Iterator[pa.RecordBatch]) -> Iterator[Event]:
+    """One inbound edge: each row becomes a dict of its columns."""
+    for batch in batches:
+        if batch.num_rows:
+            yield Items(0, _rows_as_dicts(batch))
+    yield Exhausted(0)
+
+
+def _rows_as_dicts(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    names = batch.schema.names
+    columns = [column.to_pylist() for column in batch.columns]
+    if len(names) == 1:
+        name = names[0]
+        return [{name: value} for value in columns[0]]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def packed_events(batches: Iterator[pa.RecordBatch], order: Sequence[int]) -> Iterator[Event]:
+    """Several edges in one stream sorted by (priority, ordinal); ``order`` is that order.
+
+    An edge is exhausted once the stream moved past it, so ``Exhausted`` comes right after
+    its last item, also for an edge with no items in this partition.
+    """
+    position = 0  # index into ``order`` of the edge being read
+    for batch in batches:
+        ordinals = batch.column(IN_ORDINAL).to_pylist()
+        packed = batch.column(PACKED_ITEM).to_pylist()
+        start = 0
+        while start < len(ordinals):
+            ordinal = ordinals[start]
+            while order[position] != ordinal:
+                yield Exhausted(order[position])
+                position += 1
+            end = start
+            while end < len(ordinals) and ordinals[end] == ordinal:
+                end += 1
+            yield Items(ordinal, [json.loads(text) for text in packed[start:end]])
+            start = end
+    for ordinal in order[position:]:
+        yield Exhausted(ordinal)
+
+
+class OutputBatches:
+    """Collects drained outbox buckets and cuts them into Arrow batches of the fixed schema.
+
+    An item is a dict by field name, a tuple in schema order, or (one field) the bare value.
+    With several outbound ordinals every row carries ``__ordinal``.
+    """
+
+    def __init__(self, schema: pa.Schema, tagged: bool, batch_rows: int = 32_768) -> None:
+        self.schema = schema
+        self.fields = [f for f in schema if f.name != OUT_ORDINAL]
+        self.tagged = tagged
+        self.batch_rows = batch_rows
+        self.pending: dict[int, list[Any]] = {}
+        self.size = 0
+
+    def add(self, ordinal: int, items: list[Any]) -> None:
+        if ordinal in self.pending:
+            self.pending[ordinal].extend(items)
+        else:
+            self.pending[ordinal] = items
+        self.size += len(items)
+
+    def full(self) -> bool:
+        return self.size >= self.batch_rows
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        pending, self.pending, self.size = self.pending, {}, 0
+        for ordinal, items in pending.items():
+            if items:
+                yield self._batch(ordinal, items)
+
+    def _batch(self, ordinal: int, items: list[Any]) -> pa.RecordBatch:
+        names = [f.name for f in self.fields]
+        columns = _columns(items, names)
+        try:
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            columns = _columns_mixed(items, names)  # explains a malformed item, or converts
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
+        if self.tagged:
+            arrays.append(pa.array([ordinal] * len(items), type=pa.int32()))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _columns(items: list[Any], names: list[str]) -> list[Sequence[Any]]:
+    """Transpose items into columns; the common shapes go through comprehensions."""
+    kind = type(items[0])
+    if kind is dict or kind is tuple or kind is list:
+        if all(type(item) is kind for item in items):
+            if kind is dict:
+                return [[item.get(name) for item in items] for name in names]
+            _check_width(items, len(names))
+            return list(zip(*items, strict=True))
+    elif len(names) == 1:
+        return [items]  # bare values; pyarrow rejects a stray dict or tuple among them
+    return _columns_mixed(items, names)
+
+
+def _columns_mixed(items: list[Any], names: list[str]) -> list[Sequence[Any]]:
+    rows = [_as_row(item, names) for item in items]
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _as_row(item: Any, names: list[str]) -> Sequence[Any]:
+    if isinstance(item, Mapping):
+        return [item.get(name) for name in names]
+    if isinstance(item, tuple | list):
+        _check_width([item], len(names))
+        return item
+    if len(names) == 1:
+        return [item]
+    raise TypeError(
+        f"an emitted item must be a dict, a tuple of {len(names)} fields or (one-field "
+        f"schema) a value; got {type(item).__name__}"
+    )
+
+
+def _check_width(rows: list[Any], width: int) -> None:
+    bad = next((row for row in rows if len(row) != width), None)
+    if bad is not None:
+        raise TypeError(f"emitted tuple {bad!r} has {len(bad)} fields; the schema has {width}")

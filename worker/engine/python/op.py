@@ -1,0 +1,125 @@
+"""``PythonOp``: the ``python`` entry of the translation table (SPEC §5 custom processors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark import AccumulatorParam
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import IntegerType, StructType, _parse_datatype_string
+
+from jetspark.dag.processors import PythonParams
+from jetspark.processor.loading import declared_schema, load_processor_class
+from jetspark.settings import DagLimits
+from worker.engine.python.arrow_io import OUT_ORDINAL
+from worker.engine.python.frames import packed_frame, source_frame
+from worker.engine.python.task import TaskPlan, run_partition
+
+if TYPE_CHECKING:
+    from worker.engine.ops import OpContext
+
+
+INTERNAL = "__jetspark"
+
+
+class ProcessorSetupError(Exception):
+    """The vertex's processor class or its output schema is unusable."""
+
+
+class LatestMetrics(AccumulatorParam[dict[str, Any]]):
+    """Keeps the last report per ``vertex/index``: a re-run task replaces, never adds."""
+
+    def zero(self, value: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def addInPlace(self, value1: dict[str, Any], value2: dict[str, Any]) -> dict[str, Any]:
+        value1.update(value2)
+        return value1
+
+
+class PythonOp:
+    """Runs ``params.class`` as processor g on Spark partition g through ``mapInArrow``.
+
+    The class is loaded only from the allowed modules, here and again in each task. Its
+    ``schema_for(args)`` fixes the output columns; with several outbound edges each row also
+    carries ``__ordinal`` and the runner hands every edge its own rows.
+    """
+
+    def __init__(self) -> None:
+        self.metrics: dict[str, Any] = {}
+        """The last run's metrics accumulator per vertex name (for the metrics issue)."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = ctx.params
+        if not isinstance(params, PythonParams):
+            raise ProcessorSetupError(f"vertex {ctx.vertex.name}: params are not PythonParams")
+        allowed = tuple(DagLimits().allowed_python_modules)
+        processor_class = load_processor_class(params.class_, allowed)
+        outbound = ctx.outbound
+        tagged = len(outbound) > 1
+        struct = _output_struct(declared_schema(processor_class, params.args), tagged)
+        accumulator = ctx.spark.sparkContext.accumulator({}, LatestMetrics())
+        self.metrics[ctx.vertex.name] = accumulator
+        plan = TaskPlan(
+            vertex=ctx.vertex.name,
+            class_spec=params.class_,
+            allowed_modules=allowed,
+            args=dict(params.args),
+            local_parallelism=ctx.vertex.local_parallelism,
+            parallelism=ctx.vertex.parallelism,
+            outbox_capacities=tuple(e.config.outbox_capacity for e in outbound),
+            queue_sizes={e.to_ordinal: e.config.queue_size for e in ctx.inbound},
+            input_shape=_input_shape(len(ctx.inputs)),
+            inbound_order=tuple(
+                e.to_ordinal for e in sorted(ctx.inbound, key=lambda e: (e.priority, e.to_ordinal))
+            ),
+            schema=to_arrow_schema(struct),
+            tagged=tagged,
+            metrics=accumulator,
+        )
+        frame = self._input_frame(ctx)
+        # A vertex with no outbound edge is run by the runner, like every dead end.
+        return frame.mapInArrow(partial(_run, plan), struct)
+
+    @staticmethod
+    def _input_frame(ctx: OpContext) -> DataFrame:
+        if not ctx.inputs:
+            return source_frame(ctx.spark, ctx.vertex.parallelism)
+        # Routing's own columns (``__jetspark_*``) are not fields of the user's items.
+        inputs = [f.drop(*[c for c in f.columns if c.startswith(INTERNAL)]) for f in ctx.inputs]
+        if len(inputs) == 1:
+            return inputs[0]
+        return packed_frame(inputs, ctx.inbound, ctx.vertex.parallelism)
+
+    def last_metrics(self, vertex: str) -> dict[str, Any]:
+        """``vertex/index`` → ``TaskletMetrics`` as a dict, from the last run of ``vertex``."""
+        accumulator = self.metrics.get(vertex)
+        return dict(accumulator.value) if accumulator is not None else {}
+
+
+def _run(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    return run_partition(plan, batches)
+
+
+def _input_shape(inputs: int) -> str:
+    return "source" if inputs == 0 else "native" if inputs == 1 else "packed"
+
+
+def _output_struct(ddl: str, tagged: bool) -> StructType:
+    try:
+        struct = _parse_datatype_string(ddl)
+    except Exception as error:
+        raise ProcessorSetupError(
+            f"output_schema {ddl!r} is not valid Spark DDL: {error}"
+        ) from error
+    if not isinstance(struct, StructType):
+        struct = StructType().add("value", struct)
+    if OUT_ORDINAL in struct.fieldNames():
+        raise ProcessorSetupError(f"output_schema may not name {OUT_ORDINAL!r}")
+    if tagged:
+        struct = struct.add(OUT_ORDINAL, IntegerType(), nullable=False)
+    return struct
