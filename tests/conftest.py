@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.engine import make_engine, normalize_url
-from jetspark.db.migrate import upgrade
+from jetspark.db.engine import make_engine
+from tests.databases import fresh_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -67,24 +66,8 @@ def redis_namespace() -> str:
 @pytest.fixture(scope="session")
 def database_url(server_database_url: str) -> Iterator[str]:
     """A fresh database, migrated to head, dropped at the end of the session."""
-    name = f"jetspark_test_{RUN_ID}"
-    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(normalize_url(server_database_url)).set(database=name)
-    rendered = url.render_as_string(hide_password=False)
-    upgrade(rendered)
-    yield rendered
-    with admin.connect() as conn:
-        conn.execute(
-            text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = :name AND pid <> pg_backend_pid()"
-            ),
-            {"name": name},
-        )
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-    admin.dispose()
+    with fresh_database(server_database_url, f"jetspark_test_{RUN_ID}") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

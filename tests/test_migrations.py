@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
-from sqlalchemy.engine import make_url
 
 from jetspark.db.base import Base
 from jetspark.db.engine import normalize_url
 from jetspark.db.migrate import downgrade, upgrade
+from tests.databases import fresh_database
 
 TABLES = {"jobs", "job_transitions", "job_results", "snapshots"}
 
@@ -19,15 +18,8 @@ TABLES = {"jobs", "job_transitions", "job_results", "snapshots"}
 @pytest.fixture
 def empty_database_url(server_database_url: str) -> Iterator[str]:
     """A database with nothing in it, dropped afterwards."""
-    name = f"jetspark_migrate_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(normalize_url(server_database_url)).set(database=name)
-    yield url.render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with fresh_database(server_database_url, "jetspark_migrate", migrated=False) as url:
+        yield url
 
 
 def _schema(url: str) -> tuple[set[str], set[str], str | None]:

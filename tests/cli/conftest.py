@@ -6,23 +6,18 @@ import os
 import shutil
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
 import psutil
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from api.app import create_app
-from jetspark.db.engine import normalize_url
-from jetspark.db.migrate import upgrade
 from jetspark.settings import ApiSettings
 from tests.api.conftest import TOKEN, word_count  # noqa: F401  (a shared fixture)
+from tests.databases import fresh_database
 from tests.live_server import live_server
 
 T = TypeVar("T")
@@ -72,31 +67,6 @@ def log_of(path: Path, lines: int = 30) -> str:
     if not path.exists():
         return "(no log)"
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-@contextmanager
-def fresh_database(
-    server_database_url: str, prefix: str, *, migrated: bool = True
-) -> Iterator[str]:
-    """A database of its own (migrated to head unless told not), dropped afterwards.
-
-    Real workers' reconcilers act on every job in their database, and the client tests leave
-    queued jobs behind: neither may reach the rows of other tests.
-    """
-    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(normalize_url(server_database_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(normalize_url(server_database_url)).set(database=name)
-    rendered = url.render_as_string(hide_password=False)
-    try:
-        if migrated:
-            upgrade(rendered)
-        yield rendered
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from jetspark.cli.main import app
 from jetspark.db.engine import normalize_url
-from tests.cli.conftest import fresh_database
+from tests.databases import fresh_database
 
 runner = CliRunner()
 

@@ -25,7 +25,8 @@ from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits
-from tests.cli.conftest import EXAMPLE, JETSPARK, fresh_database, is_gone, log_of, poll, process_env
+from tests.cli.conftest import EXAMPLE, JETSPARK, is_gone, log_of, poll, process_env
+from tests.databases import fresh_database
 from tests.worker.conftest import LONG_JOB
 
 pytestmark = pytest.mark.slow

@@ -16,11 +16,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
+from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits, WorkerSettings
+from tests.databases import fresh_database
 from worker.engine import run_job
 from worker.loop import Worker
 
@@ -42,9 +44,19 @@ LONG_JOB: dict[str, Any] = {
 }
 
 
+@pytest.fixture(scope="module")
+def worker_db_engine(server_database_url: str) -> Iterator[Engine]:
+    """The worker tests' own database: their reconcilers re-announce every queued job they
+    see, so jobs other tests left queued must not be there."""
+    with fresh_database(server_database_url, "jetspark_worker") as url:
+        engine = make_engine(url, pool_size=5)
+        yield engine
+        engine.dispose()
+
+
 @pytest.fixture
-def sessions(db_engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(db_engine, expire_on_commit=False)
+def sessions(worker_db_engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(worker_db_engine, expire_on_commit=False)
 
 
 @pytest.fixture
