@@ -31,6 +31,7 @@ from worker.engine.routing import (
     with_slot,
     without_slot,
 )
+from worker.engine.sequence import sequence_frame
 
 log = structlog.get_logger("jetspark.engine")
 
@@ -96,16 +97,15 @@ class ItemsSourceOp:
 
 
 class SequenceSourceOp:
-    """``spark.range`` split into P partitions: processor g emits the g-th slice."""
+    """Processor g emits the g-th slice of the sequence (see ``worker.engine.sequence``)."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.SequenceSource)
         if params.count is None:
             raise EngineError("unbounded sequences need the streaming engine (not built yet)")
-        frame = ctx.spark.range(
-            params.start, params.start + params.count, numPartitions=ctx.vertex.parallelism
+        return sequence_frame(
+            ctx.spark, start=params.start, count=params.count, parallelism=ctx.vertex.parallelism
         )
-        return frame.select(F.col("id").alias("seq"), F.col("id").alias("ts"))
 
 
 class FilesSourceOp:

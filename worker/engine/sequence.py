@@ -1,0 +1,38 @@
+"""``source.sequence`` rows generated in Arrow batches, so a cancelled job really stops.
+
+Spark's own ``range`` checks for a task kill only at the end of a batch, and a consumer that
+takes rows one at a time (``persist``, ``collect``, a shuffle write, a Python processor,
+``observe``) makes it return before every batch end: a cancelled 10^12-item sequence would go
+on burning a core for ever. Generated in a Python task instead, the rows stop with the task
+(Spark kills the Python worker of a cancelled task). Processor g emits the g-th slice, the
+same slices ``spark.range(start, start + count, numPartitions=P)`` would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql import DataFrame, SparkSession
+
+BATCH_ROWS = 65_536
+SCHEMA = "seq bigint, ts bigint"
+
+
+def sequence_frame(spark: SparkSession, *, start: int, count: int, parallelism: int) -> DataFrame:
+    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding slice g."""
+
+    def generate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for _ in batches:  # one seed row per processor
+            pass
+        g = TaskContext.get().partitionId()  # type: ignore[union-attr]
+        low = start + count * g // parallelism
+        high = start + count * (g + 1) // parallelism
+        for first in range(low, high, BATCH_ROWS):
+            values = pa.array(np.arange(first, min(first + BATCH_ROWS, high), dtype=np.int64))
+            yield pa.RecordBatch.from_arrays([values, values], names=["seq", "ts"])
+
+    seeds = spark.range(parallelism, numPartitions=parallelism)
+    return seeds.mapInArrow(generate, SCHEMA)
