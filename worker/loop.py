@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -58,6 +58,8 @@ class Worker:
         self.id = worker_id or new_worker_id()
         self.lease = timedelta(seconds=self.settings.lease_s)
         self.held: dict[uuid.UUID, HeldJob] = {}
+        self.threads: dict[uuid.UUID, Future[None]] = {}
+        """Each held job's thread (a future the pool may also cancel before it starts)."""
         self.pool = ThreadPoolExecutor(self.settings.max_concurrent_jobs, thread_name_prefix="job")
         self.stopping = threading.Event()
         self._next_heartbeat = 0.0
@@ -125,7 +127,7 @@ class Worker:
             )
         self.held[held.job.id] = held
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
-        self.pool.submit(
+        self.threads[held.job.id] = self.pool.submit(
             perform,
             held,
             spark=self.spark,
@@ -148,18 +150,37 @@ class Worker:
                 session.commit()
             if renewed:
                 alive.append(held.entry_id)
-            elif not held.control.cancelled.is_set():
-                log.info("lease refused: stopping job", job=str(held.job.id))
-                held.control.cancelled.set()
-                self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+            else:
+                if not held.control.cancelled.is_set():
+                    log.info("lease refused: stopping job", job=str(held.job.id))
+                self.cancel(held)
         stream.touch(self.client, self.keys, self.id, alive)
         self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+
+    def cancel(self, held: HeldJob) -> None:
+        """Stop a job's Spark work. Repeated until its thread ends: an action the thread
+        starts after a cancel is not covered by that cancel."""
+        held.control.cancelled.set()
+        self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+
+    def stop_running_jobs(self, *, deadline_s: float = 30.0) -> None:
+        """Cancel every job this worker still runs and wait until their threads have ended."""
+        deadline = time.monotonic() + deadline_s
+        while running := [
+            held for job_id, held in self.held.items() if not self.threads[job_id].done()
+        ]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(running)} job thread(s) still running")
+            for held in running:
+                self.cancel(held)
+            time.sleep(0.05)  # the job threads unwind on their own; re-cancel until they have
 
     def forget_finished(self) -> None:
         for job_id, held in list(self.held.items()):
             if held.done:
                 stream.ack(self.client, self.keys, [held.entry_id])
                 del self.held[job_id]
+                self.threads.pop(job_id, None)
 
     def reconcile(self) -> None:
         reconcile(

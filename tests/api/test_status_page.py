@@ -77,10 +77,8 @@ def worker(
     thread.start()
     yield running
     running.stop()
-    for held in running.held.values():
-        held.control.cancelled.set()
-        spark.sparkContext.cancelJobGroup(held.control.job_group)
     thread.join(timeout=30)
+    running.stop_running_jobs()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -18,13 +17,9 @@ from tests.engine.conftest import job_body
 from worker.engine import JobControl, RunnableJob, run_job
 
 
-def spark_jvm() -> psutil.Process:
-    """The JVM this test session's SparkSession runs in (a child of this process)."""
-    return next(
-        child
-        for child in psutil.Process(os.getpid()).children(recursive=True)
-        if "java" in child.name()
-    )
+def spark_jvm(spark: SparkSession) -> psutil.Process:
+    """The JVM of this test session's SparkSession (not any other Java process around)."""
+    return psutil.Process(spark.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
 
 
 def busy_cores(jvm: psutil.Process, *, over_s: float = 2.0) -> float:
@@ -70,7 +65,7 @@ def test_a_cancelled_endless_sequence_leaves_no_task_running(spark: SparkSession
         except BaseException as error:
             ended.append(error)
 
-    jvm = spark_jvm()
+    jvm = spark_jvm(spark)
     thread = threading.Thread(target=perform, daemon=True)
     thread.start()
     tracker = spark.sparkContext.statusTracker()

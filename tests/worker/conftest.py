@@ -86,9 +86,7 @@ def make_worker(
 
     yield make
     for worker in made:
-        for held in worker.held.values():
-            held.control.cancelled.set()
-            spark.sparkContext.cancelJobGroup(held.control.job_group)
+        worker.stop_running_jobs()
         worker.pool.shutdown(wait=True)
 
 
