@@ -44,6 +44,19 @@ PING_S = 10
 _CURSOR = re.compile(r"^(\d{1,19})\.(\d{1,20}-\d{1,20})$")
 
 
+LastEventId = Annotated[str | None, Header(max_length=64)]
+"""The id of the last event a reconnecting client saw."""
+
+
+def _stream_responses(description: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        200: {
+            "description": description,
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    }
+
+
 @dataclass
 class EventCursor:
     """Where a client is in both sources."""
@@ -170,18 +183,13 @@ class EventStream:
     "/jobs/{job_id}/events",
     operation_id="jobs-events",
     response_class=EventSourceResponse,
-    responses={
-        200: {
-            "description": "Server-Sent Events: status, metrics, snapshot, end",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
-    },
+    responses=_stream_responses("Server-Sent Events: status, metrics, snapshot, end"),
 )
 async def job_events(
     request: Request,
     job_id: uuid.UUID,
     _token: TokenDep,
-    last_event_id: Annotated[str | None, Header(max_length=64)] = None,
+    last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
     """Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off."""
     if last_event_id:
@@ -199,17 +207,12 @@ async def job_events(
     "/events",
     operation_id="jobs-events-all",
     response_class=EventSourceResponse,
-    responses={
-        200: {
-            "description": "Server-Sent Events: the status changes of every job",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
-    },
+    responses=_stream_responses("Server-Sent Events: the status changes of every job"),
 )
 async def all_job_events(
     request: Request,
     _token: TokenDep,
-    last_event_id: Annotated[str | None, Header(max_length=64)] = None,
+    last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
     """Every job's status changes from now on (or from ``Last-Event-ID``), for job lists."""
     if last_event_id:

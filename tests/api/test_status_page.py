@@ -23,6 +23,7 @@ from sqlalchemy.orm import sessionmaker
 from jetspark.queue.keys import Keys
 from jetspark.settings import WorkerSettings
 from tests.api.conftest import TOKEN
+from tests.worker.conftest import LONG_JOB
 from worker.engine import run_job
 from worker.loop import Worker
 
@@ -38,17 +39,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-LONG_JOB: dict[str, Any] = {
-    "name": "endless",
-    "dag": {
-        "vertices": [
-            {"name": "numbers", "processor": "source.sequence", "params": {"count": 10**12}},
-            {"name": "log", "processor": "sink.logger"},
-        ],
-        "edges": [{"from": "numbers", "to": "log"}],
-    },
-    "config": {"members": 1, "local_parallelism": 1},
-}
 
 
 def chromium_path() -> str:
@@ -132,7 +122,7 @@ def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled
     assert "RUNNING → COMPLETED" in history or "COMPLETING → COMPLETED" in history
     page.screenshot(path=str(artifacts_dir / "status-page-completed.png"), full_page=True)
 
-    endless = submit_through_page(page, LONG_JOB)
+    endless = submit_through_page(page, {**LONG_JOB, "name": "endless"})
     wait_for_status(page, "RUNNING")
     page.click("#job-view [data-action=cancel]")
     wait_for_status(page, "CANCELLED", timeout_s=30)
