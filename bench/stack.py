@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from typing import Protocol
 
 import httpx
 import psutil
+
+from jetspark.embedded.postgres import remove_data
 
 
 @dataclass(frozen=True)
@@ -143,9 +144,7 @@ def _pg_data_removed(home: str) -> Iterator[None]:
     try:
         yield
     finally:
-        link = Path(home) / ".jetspark" / "postgres"
-        if link.is_symlink():
-            shutil.rmtree(link.resolve().parent, ignore_errors=True)
+        remove_data(Path(home) / ".jetspark" / "postgres")
 
 
 def _wait_ready(

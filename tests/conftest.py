@@ -38,11 +38,13 @@ def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     if given:
         yield given
         return
-    from jetspark.embedded.postgres import EmbeddedPostgres
+    from jetspark.embedded.postgres import EmbeddedPostgres, remove_data
 
-    server = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data")
+    data = tmp_path_factory.mktemp("pg") / "data"
+    server = EmbeddedPostgres(data)
     yield server.start()
     server.stop()
+    remove_data(data)
 
 
 @pytest.fixture(scope="session")

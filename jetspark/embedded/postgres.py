@@ -147,3 +147,17 @@ class EmbeddedPostgres:
         data = self.requested_dir.resolve()
         if (data / "PG_VERSION").exists():
             self._run("pg_ctl", "stop", "-D", str(data), "-m", "fast", "-w", check=False)
+
+
+def remove_data(data_dir: Path) -> None:
+    """Delete a stopped server's data, also where it really lives: as root, the data of a
+    folder the service user cannot reach sits under ``SHARED_ROOT`` behind a link."""
+    link = Path(data_dir)
+    if link.is_symlink():
+        real = link.resolve()
+        shutil.rmtree(
+            real.parent if real.parent.parent == SHARED_ROOT else real, ignore_errors=True
+        )
+        link.unlink()
+    else:
+        shutil.rmtree(link, ignore_errors=True)

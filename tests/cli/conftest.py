@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ import psutil
 import pytest
 
 from api.app import create_app
+from jetspark.embedded.postgres import remove_data
 from jetspark.settings import ApiSettings
 from tests.api.conftest import TOKEN, word_count  # noqa: F401  (a shared fixture)
 from tests.databases import fresh_database
@@ -109,7 +109,4 @@ def jetspark_home(tmp_path: Path) -> Iterator[Path]:
     """
     home = tmp_path / ".jetspark"
     yield home
-    data = home / "postgres"
-    if data.is_symlink():
-        real = data.resolve()
-        shutil.rmtree(real.parent if real.name == "pgdata" else real, ignore_errors=True)
+    remove_data(home / "postgres")

@@ -7,7 +7,7 @@ from pathlib import Path
 import psycopg
 import redis
 
-from jetspark.embedded.postgres import EmbeddedPostgres
+from jetspark.embedded.postgres import EmbeddedPostgres, remove_data
 from jetspark.embedded.redis import EmbeddedRedis
 
 
@@ -24,6 +24,7 @@ def test_postgres_keeps_rows_and_url_across_restart(tmp_path: Path) -> None:
             assert conn.execute("SELECT v FROM kept").fetchall() == [("survives",)]
     finally:
         server.stop()
+        remove_data(tmp_path / ".jetspark" / "pg")
 
 
 def test_valkey_has_streams_groups_autoclaim_and_persists(tmp_path: Path) -> None:
