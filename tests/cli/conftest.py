@@ -9,14 +9,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
 import psutil
 import pytest
 
 from api.app import create_app
 from jetspark.embedded.postgres import remove_data
 from jetspark.settings import ApiSettings
-from tests.api.conftest import TOKEN, word_count  # noqa: F401  (a shared fixture)
+from tests.api.conftest import TOKEN, http, word_count  # noqa: F401  (shared fixtures)
 from tests.databases import fresh_database
 from tests.live_server import live_server
 
@@ -91,13 +90,6 @@ def api_url(cli_database_url: str, redis_url: str, cli_namespace: str) -> Iterat
     )
     with live_server(app) as url:
         yield url
-
-
-@pytest.fixture
-def http(api_url: str) -> Iterator[httpx.Client]:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=api_url, headers=headers, timeout=30) as client:
-        yield client
 
 
 @pytest.fixture

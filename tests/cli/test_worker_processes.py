@@ -15,19 +15,18 @@ from pathlib import Path
 import psutil
 import pytest
 import redis
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
 from jetspark.db.engine import make_engine
-from jetspark.db.tables import Job, JobTransition
+from jetspark.db.tables import Job
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits
 from tests.cli.conftest import EXAMPLE, JETSPARK, is_gone, log_of, poll, process_env
 from tests.databases import fresh_database
-from tests.worker.conftest import LONG_JOB
+from tests.worker.conftest import LONG_JOB, causes
 
 pytestmark = pytest.mark.slow
 
@@ -121,16 +120,6 @@ def read_job(sessions: sessionmaker[Session], job_id: uuid.UUID) -> Job:
         job = session.get(Job, job_id)
         assert job is not None
         return job
-
-
-def causes(sessions: sessionmaker[Session], job_id: uuid.UUID) -> list[str]:
-    with sessions() as session:
-        rows = session.execute(
-            select(JobTransition.cause)
-            .where(JobTransition.job_id == job_id)
-            .order_by(JobTransition.id)
-        )
-        return list(rows.scalars())
 
 
 def job_when(

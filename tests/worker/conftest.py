@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import redis
 from pyspark.sql import SparkSession
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
 from jetspark.db.engine import make_engine
-from jetspark.db.tables import Job
+from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
@@ -108,6 +108,17 @@ def submit(
 def word_count_body() -> dict[str, Any]:
     body: dict[str, Any] = json.loads(EXAMPLE.read_text())
     return body
+
+
+def causes(sessions: sessionmaker[Session], job_id: uuid.UUID) -> list[str]:
+    """The causes of a job's status changes, oldest first."""
+    with sessions() as session:
+        rows = session.execute(
+            select(JobTransition.cause)
+            .where(JobTransition.job_id == job_id)
+            .order_by(JobTransition.id)
+        )
+        return list(rows.scalars())
 
 
 def status_of(sessions: sessionmaker[Session], job_id: uuid.UUID) -> str:

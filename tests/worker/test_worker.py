@@ -13,23 +13,13 @@ import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.tables import Job, JobResult, JobTransition
+from jetspark.db.tables import Job, JobResult
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from tests.worker.conftest import LONG_JOB, drive_until, status_of, word_count_body
+from tests.worker.conftest import LONG_JOB, causes, drive_until, status_of, word_count_body
 from worker.loop import Worker
-
-
-def causes(sessions: sessionmaker[Session], job_id: uuid.UUID) -> list[str]:
-    with sessions() as session:
-        rows = session.execute(
-            select(JobTransition.cause)
-            .where(JobTransition.job_id == job_id)
-            .order_by(JobTransition.id)
-        )
-        return list(rows.scalars())
 
 
 def test_word_count_runs_to_completion_with_exact_results(
