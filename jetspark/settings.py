@@ -95,3 +95,15 @@ class WorkerSettings(BaseSettings):
     poll_block_ms: int = 1000
     reconcile_interval_s: float = 5.0
     reannounce_after_s: float = 10.0
+
+
+class StreamSettings(BaseSettings):
+    """The epoch engine of streaming jobs."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_STREAM_")
+
+    epoch_interval_ms: int = 1000
+    """Epoch length of jobs without a processing guarantee (with one, an epoch lasts
+    ``snapshot_interval_ms``: every epoch ends at a snapshot barrier)."""
+    max_items_per_epoch: int = 2_000_000
+    """What a source may read in one epoch at most (a backlog is worked off over several)."""

@@ -21,7 +21,8 @@ from jetspark.jobs import orchestration
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import WorkerSettings
-from worker.engine.contract import JobControl, RunnableJob
+from worker.engine.contract import RESULTS_CAP, JobControl, RunnableJob
+from worker.epoch_log import PgEpochLog
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
 
@@ -123,7 +124,12 @@ class Worker:
                 ),
                 entry_id=entry.entry_id,
                 fencing_token=job.fencing_token,
-                control=JobControl(job_group=f"job-{job.id}"),
+                control=JobControl(
+                    job_group=f"job-{job.id}",
+                    epochs=PgEpochLog(
+                        self.sessions, job.id, job.fencing_token, results_cap=RESULTS_CAP
+                    ),
+                ),
             )
         self.held[held.job.id] = held
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)

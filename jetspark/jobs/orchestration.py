@@ -218,3 +218,24 @@ def renew_lease(
         .values(lease_expires_at=func.now() + lease)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def record_progress(
+    session: Session, job_id: uuid.UUID, *, fencing_token: int, **fields: Any
+) -> Job:
+    """A running job's holder records progress (counts, an epoch's commit); the caller commits.
+
+    Refused like any worker write once the token moved on or the job is no longer held, so a
+    worker that lost its job never commits an epoch of it. Watchers of the job are notified.
+    """
+    job = load_for_update(session, job_id)
+    if fencing_token != job.fencing_token:
+        raise StaleFencingToken(job_id, fencing_token, job.fencing_token)
+    if JobStatus(job.status) not in HELD_BY_WORKER:
+        raise IllegalTransition(job_id, JobStatus(job.status), JobStatus(job.status))
+    for name, value in fields.items():
+        setattr(job, name, value)
+    job.version += 1
+    job.updated_at = now()
+    _notify(session, job)
+    return job

@@ -38,6 +38,14 @@ class Keys:
         """SCAN pattern matching every ``worker_heartbeat`` key."""
         return f"{self.namespace}:worker:*"
 
+    def snapshot_partition(self, partition: int, job_id: object, snapshot_id: int) -> str:
+        """Hash of one snapshot's state entries of one partition, a field per vertex.
+
+        The partition is the key's hash tag, so a Redis Cluster places every key of a
+        partition on one node, as the seeds' partitioned map places a partition's entries.
+        """
+        return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
+
     def redis_map(self, map_name: str) -> str:
         """Hash written by a ``sink.redis_map`` vertex."""
         return f"{self.namespace}:map:{map_name}"

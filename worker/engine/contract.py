@@ -5,7 +5,10 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+RESULTS_CAP = 100_000
+"""``sink.results`` records kept per job at most."""
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,56 @@ class RunnableJob:
     plan: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class SnapshotRecord:
+    """A committed snapshot: where its state lives and what it needs to be restored."""
+
+    job_id: uuid.UUID
+    """The job whose run wrote the state (another job's, for an ``initial_snapshot``)."""
+    snapshot_id: int
+    epoch: int
+    name: str | None
+    offsets: dict[str, Any]
+    """``sources`` (where each source goes on), ``watermarks`` (every processor's marks)."""
+    stats: dict[str, Any]
+    """``partition_count`` and, per stateful vertex, its kind, state shape, layout, schema,
+    keys, rows and bytes."""
+
+
+@dataclass
+class EpochCommit:
+    """What an epoch's end writes to PostgreSQL in one transaction."""
+
+    epoch: int
+    snapshot: SnapshotRecord | None
+    """The snapshot taken at this epoch's barrier, when the job has a guarantee."""
+    results: dict[str, list[dict[str, Any]]]
+    counts: dict[str, VertexCounts]
+    """Every vertex's counts so far."""
+    sources: list[str]
+    sinks: list[str]
+
+
+class EpochLog(Protocol):
+    """The worker's side of a streaming job's epochs in PostgreSQL, fenced by its lease."""
+
+    def restore_point(self) -> SnapshotRecord | None:
+        """The job's last committed snapshot."""
+        ...
+
+    def named_snapshot(self, name: str) -> SnapshotRecord | None: ...
+
+    def planned_ranges(self, epoch: int) -> dict[str, Any] | None:
+        """The ranges a lost attempt planned for ``epoch`` (replayed exactly), if any."""
+        ...
+
+    def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None: ...
+
+    def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
+        """Commit the epoch; returns older snapshots whose state may now be deleted."""
+        ...
+
+
 @dataclass
 class JobControl:
     """Signals from the worker to a running job."""
@@ -25,7 +78,9 @@ class JobControl:
     job_group: str
     """The Spark job group the worker set for this job's thread."""
     cancelled: threading.Event = field(default_factory=threading.Event)
-    results_cap: int = 100_000
+    results_cap: int = RESULTS_CAP
+    epochs: EpochLog | None = None
+    """Set for jobs the worker runs: streaming jobs commit their epochs through it."""
 
 
 @dataclass

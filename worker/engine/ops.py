@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -31,7 +32,8 @@ from worker.engine.routing import (
     with_slot,
     without_slot,
 )
-from worker.engine.sequence import sequence_frame
+from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.streaming.scope import EpochScope
 
 log = structlog.get_logger("jetspark.engine")
 
@@ -63,6 +65,8 @@ class OpContext:
     """Persist a frame for the rest of the job (read twice, computed once)."""
     outbound: list[EdgePlan] = field(default_factory=list)
     """Outbound edges, index = from_ordinal."""
+    epoch: EpochScope | None = None
+    """Set when the job runs in epochs (a streaming job): ranges, state, watermarks."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -82,10 +86,24 @@ def _params(ctx: OpContext, kind: type[ParamsT]) -> ParamsT:
     return ctx.params
 
 
+def _read_once(ctx: OpContext) -> bool:
+    """A bounded source in an epoch run reads everything in the first epoch only."""
+    return ctx.epoch is None or bool(ctx.epoch.ranges[ctx.vertex.name].get("all", True))
+
+
+def _nothing(frame: DataFrame) -> DataFrame:
+    """The same columns, no rows (Spark plans it without running a task)."""
+    return frame.where(F.lit(False))
+
+
 class ItemsSourceOp:
     """Item i goes to processor i % P."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
+        frame = self.items(ctx)
+        return frame if _read_once(ctx) else _nothing(frame)
+
+    def items(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.ItemsSource)
         n = ctx.vertex.parallelism
         if not params.items:
@@ -101,11 +119,15 @@ class SequenceSourceOp:
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.SequenceSource)
-        if params.count is None:
-            raise EngineError("unbounded sequences need the streaming engine (not built yet)")
-        return sequence_frame(
-            ctx.spark, start=params.start, count=params.count, parallelism=ctx.vertex.parallelism
-        )
+        n = ctx.vertex.parallelism
+        if ctx.epoch is None:
+            if params.count is None:
+                raise EngineError("an unbounded sequence runs in epochs")
+            return sequence_frame(ctx.spark, start=params.start, count=params.count, parallelism=n)
+        planned = ctx.epoch.ranges[ctx.vertex.name]
+        low, high = int(planned["low"]), int(planned["high"])
+        stamps = Stamps(params.start, int(planned["t0_ms"]), params.rate_per_s, planned["stamp_ms"])
+        return sequence_frame(ctx.spark, start=low, count=high - low, parallelism=n, stamps=stamps)
 
 
 class FilesSourceOp:
@@ -114,12 +136,28 @@ class FilesSourceOp:
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.FilesSource)
-        if params.watch:
-            raise EngineError("watching a directory needs the streaming engine (not built yet)")
+        paths: str | list[str] = params.path
+        if ctx.epoch is not None and params.watch:
+            paths = ctx.epoch.ranges[ctx.vertex.name]["files"]
+            if not paths:
+                return self.empty(ctx, params)
+        elif not _read_once(ctx):
+            return _nothing(self.read(ctx, params, paths))
+        return self.read(ctx, params, paths)
+
+    def empty(self, ctx: OpContext, params: p.FilesSource) -> DataFrame:
+        """No new file this epoch: no rows, the columns of the files seen before if any."""
+        seen = ctx.epoch.ranges[ctx.vertex.name].get("seen_any") if ctx.epoch else None
+        if seen:
+            return _nothing(self.read(ctx, params, [seen]))
+        columns = "line string" if params.format is p.FileFormat.text else "value string"
+        return ctx.spark.createDataFrame([], columns)
+
+    def read(self, ctx: OpContext, params: p.FilesSource, paths: str | list[str]) -> DataFrame:
         reader = ctx.spark.read
         if params.format is p.FileFormat.csv:
             reader = reader.option("header", "true").option("inferSchema", "true")
-        frame = reader.format(params.format.value).load(params.path)
+        frame = reader.format(params.format.value).load(paths)
         if params.format is p.FileFormat.text:
             frame = frame.withColumnRenamed("value", "line")
         n = ctx.vertex.parallelism
@@ -194,6 +232,33 @@ class AggregateOp:
 
 def _key(params: p.AggregateParams) -> list[Column]:
     return [] if params.key is None else [F.expr(params.key).alias("key")]
+
+
+class InsertWatermarksOp:
+    """Items pass unchanged; in an epoch run, processor g's greatest timestamp this epoch
+    moves its watermark (``top - allowed_lag_ms``), see ``streaming.watermarks``."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = _params(ctx, p.InsertWatermarksParams)
+        frame = ctx.only_input
+        if ctx.epoch is None:
+            return frame
+        kept = ctx.keep(frame)
+        ts = F.expr(params.timestamp)
+        tops = (
+            kept.where(ts.isNotNull())
+            .groupBy(F.spark_partition_id().alias("g"))
+            .agg(F.max(ts).cast("bigint").alias("top"))
+            .collect()
+        )
+        ctx.epoch.watermarks.observe_events(
+            ctx.vertex.name,
+            {int(r["g"]): int(r["top"]) for r in tops},
+            allowed_lag_ms=params.allowed_lag_ms,
+            idle_timeout_ms=params.idle_timeout_ms,
+            now_ms=ctx.epoch.now_ms,
+        )
+        return kept
 
 
 class HashJoinOp:
@@ -277,7 +342,9 @@ class FilesSinkOp:
         writer = out.write.mode("overwrite").format(params.format.value)
         if params.format is p.FileFormat.csv:
             writer = writer.option("header", "true")
-        writer.save(params.path)
+        # An epoch writes its own directory, overwritten when it is replayed: exactly once.
+        epoch = "" if ctx.epoch is None else f"epoch={ctx.epoch.epoch:08d}"
+        writer.save(os.path.join(params.path, epoch) if epoch else params.path)
         return frame
 
 
@@ -326,6 +393,7 @@ OPS: dict[str, Op] = {
     "filter": FilterOp(),
     "flat_map": FlatMapOp(),
     "aggregate": AggregateOp(),
+    "insert_watermarks": InsertWatermarksOp(),
     "hash_join": HashJoinOp(),
     "sort": SortOp(),
     "sink.results": ResultsSinkOp(),

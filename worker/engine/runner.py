@@ -26,12 +26,30 @@ from worker.engine.errors import EngineError
 from worker.engine.ops import OPS, OpContext
 from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route, without_slot
+from worker.engine.streaming.scope import EpochScope
+from worker.engine.streaming.sources import is_unbounded
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 ORDINAL = "__ordinal"
 """An op whose output has this column emits each row only to the edge of that ``from_ordinal``."""
+
+
+OWN_WATERMARKS = frozenset({"insert_watermarks"})
+"""Processor kinds that forward watermarks themselves; every other kind passes on what it
+coalesced."""
+
+
+def runs_in_epochs(spec: JobSpec, dag: ValidatedDag) -> bool:
+    """Streaming jobs, and jobs whose processors need event time, run in epochs."""
+    for vertex in spec.dag.vertices:
+        kind = dag.kind(vertex.name)
+        if kind.needs_event_time or (
+            kind.role == "source" and is_unbounded(kind.name, dag.params[vertex.name])
+        ):
+            return True
+    return spec.config.initial_snapshot is not None
 
 
 class JobCancelled(Exception):
@@ -66,9 +84,15 @@ class _Execution:
     """One run of a plan: the frames built so far, what is persisted, the counters."""
 
     def __init__(
-        self, spark: SparkSession, plan: ExecutionPlan, dag: ValidatedDag, control: JobControl
+        self,
+        spark: SparkSession,
+        plan: ExecutionPlan,
+        dag: ValidatedDag,
+        control: JobControl,
+        epoch: EpochScope | None = None,
     ) -> None:
         self.spark, self.plan, self.dag, self.control = spark, plan, dag, control
+        self.epoch = epoch
         self.frames: dict[str, DataFrame] = {}
         self.persisted: list[DataFrame] = []
         self.counters = VertexCounters()
@@ -80,6 +104,9 @@ class _Execution:
         if op is None:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
+        if self.epoch is not None and inbound:
+            self.epoch.wm_before[name] = self.epoch.watermarks.coalesced(name)
+            self.epoch.coalesce(name)
         inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
         context = OpContext(
             spark=self.spark,
@@ -93,8 +120,11 @@ class _Execution:
             sink_results=self.sink_results,
             keep=self.keep,
             outbound=self.plan.outbound(name),
+            epoch=self.epoch,
         )
         output = op.apply(context)
+        if self.epoch is not None and vertex.processor not in OWN_WATERMARKS:
+            self.epoch.watermarks.pass_through(name)
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
         if role == "sink":
             return
@@ -148,28 +178,38 @@ class _Execution:
             frame.unpersist()
 
 
+def run_vertices(execution: _Execution, job: RunnableJob) -> None:
+    """Run every vertex in order; raise ``VertexFailed`` naming a failing vertex."""
+    control = execution.control
+    for name in execution.plan.order:
+        if control.cancelled.is_set():
+            raise JobCancelled(f"job {job.id} was asked to stop")
+        try:
+            execution.run_vertex(name)
+        except Exception as error:
+            if control.cancelled.is_set():
+                raise JobCancelled(f"job {job.id} was asked to stop") from error
+            failed = processor_failure(error)
+            if failed is not None:  # a Python processor failed inside a Spark task
+                raise VertexFailed(*failed) from error
+            raise VertexFailed(name, error) from error
+
+
 def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOutcome:
-    """Run every vertex of the job's plan; raise ``VertexFailed`` naming a failing vertex."""
+    """Run the job's plan: once over bounded input, or epoch by epoch when it streams."""
     spec = JobSpec.model_validate(job.definition)
     dag = validate_job(spec)
     plan = ExecutionPlan.model_validate(job.plan) if job.plan else build_plan(dag)
     # Both sides of a join are hash-partitioned on the processor slot alone; let Spark join
     # them in place rather than reshuffle on every join key.
     spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")
+    if runs_in_epochs(spec, dag):
+        from worker.engine.streaming.loop import run_stream
+
+        return run_stream(spark, job, control, spec=spec, dag=dag, plan=plan)
     execution = _Execution(spark, plan, dag, control)
     try:
-        for name in plan.order:
-            if control.cancelled.is_set():
-                raise JobCancelled(f"job {job.id} was asked to stop")
-            try:
-                execution.run_vertex(name)
-            except Exception as error:
-                if control.cancelled.is_set():
-                    raise JobCancelled(f"job {job.id} was asked to stop") from error
-                failed = processor_failure(error)
-                if failed is not None:  # a Python processor failed inside a Spark task
-                    raise VertexFailed(*failed) from error
-                raise VertexFailed(name, error) from error
+        run_vertices(execution, job)
     finally:
         execution.release()
     roles = {name: dag.kind(name).role for name in plan.order}

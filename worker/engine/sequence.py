@@ -11,6 +11,7 @@ same slices ``spark.range(start, start + count, numPartitions=P)`` would give.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -21,8 +22,35 @@ BATCH_ROWS = 65_536
 SCHEMA = "seq bigint, ts bigint"
 
 
-def sequence_frame(spark: SparkSession, *, start: int, count: int, parallelism: int) -> DataFrame:
-    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding slice g."""
+@dataclass(frozen=True)
+class Stamps:
+    """Event times of a streaming sequence: item ``seq`` is due ``(seq - origin) / rate``
+    seconds after ``t0_ms``; without a rate every item of the epoch carries ``stamp_ms``."""
+
+    origin: int
+    t0_ms: int
+    rate_per_s: float | None
+    stamp_ms: int
+
+    def of(self, seq: np.ndarray) -> np.ndarray:
+        if self.rate_per_s is None:
+            return np.full(len(seq), self.stamp_ms, dtype=np.int64)
+        due = np.floor((seq - self.origin) * (1000.0 / self.rate_per_s)).astype(np.int64)
+        return due + np.int64(self.t0_ms)
+
+
+def sequence_frame(
+    spark: SparkSession,
+    *,
+    start: int,
+    count: int,
+    parallelism: int,
+    stamps: Stamps | None = None,
+) -> DataFrame:
+    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding slice g.
+
+    ``ts`` is ``seq`` itself in a bounded job, and given by ``stamps`` in a streaming one.
+    """
 
     def generate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for _ in batches:  # one seed row per processor
@@ -31,8 +59,9 @@ def sequence_frame(spark: SparkSession, *, start: int, count: int, parallelism: 
         low = start + count * g // parallelism
         high = start + count * (g + 1) // parallelism
         for first in range(low, high, BATCH_ROWS):
-            values = pa.array(np.arange(first, min(first + BATCH_ROWS, high), dtype=np.int64))
-            yield pa.RecordBatch.from_arrays([values, values], names=["seq", "ts"])
+            seq = np.arange(first, min(first + BATCH_ROWS, high), dtype=np.int64)
+            ts = seq if stamps is None else stamps.of(seq)
+            yield pa.RecordBatch.from_arrays([pa.array(seq), pa.array(ts)], names=["seq", "ts"])
 
     seeds = spark.range(parallelism, numPartitions=parallelism)
     return seeds.mapInArrow(generate, SCHEMA)

@@ -1,0 +1,364 @@
+"""``run_stream``: a job run epoch by epoch until its sources end or it is asked to stop.
+
+One epoch: plan each source's range (or take the range a lost attempt planned), run every
+vertex over it with the batch ops, then, at the barrier, write the stateful vertices' state
+to the snapshot store and commit the snapshot's metadata with the epoch's results in
+PostgreSQL. A job restarted anywhere restores the last committed snapshot and goes on from
+its offsets; under exactly-once it first replays the planned epoch exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+import redis
+import structlog
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
+from jetspark.dag.plan import ExecutionPlan
+from jetspark.dag.validate import ValidatedDag
+from jetspark.queue import events
+from jetspark.queue.keys import Keys
+from jetspark.settings import RedisSettings, StreamSettings
+from worker.engine.contract import (
+    EpochCommit,
+    JobControl,
+    JobOutcome,
+    RunnableJob,
+    SnapshotRecord,
+    VertexCounts,
+)
+from worker.engine.errors import EngineError
+from worker.engine.routing import SLOT
+from worker.engine.streaming.metrics import epoch_metrics
+from worker.engine.streaming.scope import EpochScope
+from worker.engine.streaming.sources import is_empty, planner_for
+from worker.engine.streaming.state_store import (
+    PARTITION,
+    StoreAddress,
+    delete_snapshot,
+    read_state,
+    write_state,
+)
+from worker.engine.streaming.watermarks import WatermarkTracker
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger("jetspark.stream")
+
+
+def dag_fingerprint(spec: JobSpec) -> str:
+    """The DAG's identity: the same vertices, edges and params give the same fingerprint."""
+    canonical = json.dumps(spec.dag.model_dump(mode="json", by_alias=True), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def state_shape(dag: ValidatedDag, vertex: str) -> dict[str, Any]:
+    """What a vertex's state depends on: a snapshot restores only onto the same shape."""
+    params = dag.params[vertex].model_dump(mode="json", by_alias=True)
+    return {"processor": dag.vertices[vertex].processor, "params": params}
+
+
+class _Stream:
+    def __init__(
+        self,
+        spark: SparkSession,
+        job: RunnableJob,
+        control: JobControl,
+        spec: JobSpec,
+        dag: ValidatedDag,
+        plan: ExecutionPlan,
+    ) -> None:
+        self.spark, self.job, self.control = spark, job, control
+        self.spec, self.dag, self.plan = spec, dag, plan
+        self.settings = StreamSettings()
+        guarantee = spec.config.processing_guarantee
+        self.snapshots = guarantee is not ProcessingGuarantee.none
+        self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
+        self.interval_ms = (
+            spec.config.snapshot_interval_ms if self.snapshots else self.settings.epoch_interval_ms
+        )
+        redis_settings = RedisSettings()
+        self.redis_url = redis_settings.url or "redis://127.0.0.1:6379/0"
+        self.keys = Keys(redis_settings.namespace)
+        self.client = redis.Redis.from_url(self.redis_url)
+        self.sources = [n for n in plan.order if not plan.inbound(n)]
+        self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
+        self.fingerprint = dag_fingerprint(spec)
+        self.counts: dict[str, VertexCounts] = {}
+        self.results: dict[str, list[dict[str, Any]]] = {}
+        """Records kept in memory when no epoch log commits them (engine-level runs)."""
+        self.state: dict[str, DataFrame] = {}
+
+    # --- start ---------------------------------------------------------------------------
+
+    def start(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
+        epochs = self.control.epochs
+        restored = epochs.restore_point() if epochs is not None and self.snapshots else None
+        name = self.spec.config.initial_snapshot
+        if restored is None and name is not None:
+            restored = epochs.named_snapshot(name) if epochs is not None else None
+            if restored is None:
+                raise EngineError(f"no committed snapshot is named {name!r}")
+        if restored is None:
+            now = _now_ms()
+            offsets = {
+                s: planner_for(self.dag.kind(s).name).start(self.dag.params[s], now)
+                for s in self.sources
+            }
+            return 0, offsets, WatermarkTracker.for_plan(self.plan)
+        log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
+        self.state = self.restore_state(restored)
+        saved = restored.offsets.get("counts", {})
+        self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
+        tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
+        return restored.epoch, dict(restored.offsets["sources"]), tracker
+
+    def restore_state(self, record: SnapshotRecord) -> dict[str, DataFrame]:
+        address = StoreAddress(
+            self.redis_url,
+            self.keys,
+            record.job_id,
+            record.snapshot_id,
+            int(record.stats["partition_count"]),
+        )
+        state: dict[str, DataFrame] = {}
+        for vertex, stats in record.stats.get("vertices", {}).items():
+            if vertex not in self.dag.vertices:
+                continue
+            frame = read_state(self.spark, vertex, address, stats["schema"])
+            state[vertex] = self.reslot(vertex, frame, stats["layout"])
+        return state
+
+    def reslot(self, vertex: str, frame: DataFrame, layout: dict[str, int]) -> DataFrame:
+        """State saved under another parallelism or membership goes to its new owners: a
+        keyed row to the processor its key's partition routes to now."""
+        plan = self.plan.vertex(vertex)
+        old_p, old_lp = layout["parallelism"], layout["local_parallelism"]
+        if (old_p, old_lp) == (plan.parallelism, plan.local_parallelism):
+            return frame
+        inbound = self.plan.inbound(vertex)
+        keyed = bool(inbound) and inbound[0].routing in (Routing.partitioned, Routing.all_to_one)
+        if not keyed:
+            return frame.withColumn(SLOT, F.pmod(F.col(SLOT), F.lit(plan.parallelism)))
+        if inbound[0].distributed:
+            return frame.withColumn(SLOT, F.pmod(F.col(PARTITION), F.lit(plan.parallelism)))
+        members = max(plan.parallelism // plan.local_parallelism, 1)
+        member = F.pmod(F.floor(F.col(SLOT) / F.lit(old_lp)), F.lit(members))
+        target = member * plan.local_parallelism + F.pmod(
+            F.col(PARTITION), F.lit(plan.local_parallelism)
+        )
+        return frame.withColumn(SLOT, target.cast("int"))
+
+    # --- epochs --------------------------------------------------------------------------
+
+    def run(self) -> JobOutcome:
+        from worker.engine.runner import _Execution, run_vertices
+
+        epoch, offsets, tracker = self.start()
+        next_start = time.monotonic()
+        while True:
+            if self.control.cancelled.is_set():
+                from worker.engine.runner import JobCancelled
+
+                raise JobCancelled(f"job {self.job.id} was asked to stop")
+            epoch += 1
+            ranges = None
+            if self.exactly_once and self.control.epochs is not None:
+                ranges = self.control.epochs.planned_ranges(epoch)
+            if ranges is None:
+                if self.control.cancelled.wait(max(0.0, next_start - time.monotonic())):
+                    continue
+                ranges = self.plan_ranges(offsets)
+                if self.exactly_once and self.control.epochs is not None:
+                    self.control.epochs.plan_epoch(epoch, ranges, self.fingerprint)
+            next_start = time.monotonic() + self.interval_ms / 1000
+            offsets = {
+                s: planner_for(self.dag.kind(s).name).advance(
+                    self.dag.params[s], offsets[s], ranges[s]
+                )
+                for s in self.sources
+            }
+            final = all(
+                planner_for(self.dag.kind(s).name).exhausted(self.dag.params[s], offsets[s])
+                for s in self.sources
+            )
+            scope = EpochScope(
+                epoch=epoch,
+                final=final,
+                now_ms=int(ranges.get("__now_ms", _now_ms())),
+                plan=self.plan,
+                ranges=ranges,
+                watermarks=tracker,
+                state_in=self.state,
+            )
+            execution = _Execution(self.spark, self.plan, self.dag, self.control, scope)
+            execution.sink_results = scope.results
+            try:
+                if final or not all(is_empty(ranges[s]) for s in self.sources):
+                    run_vertices(execution, self.job)
+                else:
+                    self.quiet_epoch(scope)
+                self.barrier(scope, offsets, execution.counters.counts())
+            finally:
+                execution.release()
+            if final:
+                return JobOutcome(
+                    results=self.results,
+                    vertex_counts=self.counts,
+                    sources=self.sources,
+                    sinks=self.sinks,
+                )
+
+    def plan_ranges(self, offsets: dict[str, Any]) -> dict[str, Any]:
+        now = _now_ms()
+        ranges: dict[str, Any] = {
+            s: planner_for(self.dag.kind(s).name).plan(
+                self.dag.params[s], offsets[s], now, self.settings.max_items_per_epoch
+            )
+            for s in self.sources
+        }
+        ranges["__now_ms"] = now
+        return ranges
+
+    def quiet_epoch(self, scope: EpochScope) -> None:
+        """No source has anything new: watermarks still move (idle inputs), Spark rests."""
+        for name in self.plan.order:
+            vertex = self.plan.vertex(name)
+            if self.plan.inbound(name):
+                scope.coalesce(name)
+            if vertex.processor == "insert_watermarks":
+                params = self.dag.params[name]
+                scope.watermarks.observe_events(
+                    name,
+                    {},
+                    allowed_lag_ms=getattr(params, "allowed_lag_ms", 0),
+                    idle_timeout_ms=getattr(params, "idle_timeout_ms", None),
+                    now_ms=scope.now_ms,
+                )
+            else:
+                scope.watermarks.pass_through(name)
+        self.state = {**self.state, **scope.state_out}
+        scope.state_out = dict(self.state)
+
+    def barrier(
+        self, scope: EpochScope, offsets: dict[str, Any], counts: dict[str, VertexCounts]
+    ) -> None:
+        """End the epoch: carry state, take the snapshot, commit, report."""
+        for name, c in counts.items():
+            total = self.counts.setdefault(name, VertexCounts())
+            total.items_in += c.items_in
+            total.items_out += c.items_out
+        carried = {
+            name: frame.localCheckpoint(eager=True) for name, frame in scope.state_out.items()
+        }
+        record = None
+        if self.snapshots:
+            record = self.snapshot(scope, carried, offsets)
+        self.state = carried
+        epochs = self.control.epochs
+        if epochs is None:
+            for vertex, items in scope.results.items():
+                self.results.setdefault(vertex, []).extend(items)
+        else:
+            commit = EpochCommit(
+                epoch=scope.epoch,
+                snapshot=record,
+                results=scope.results,
+                counts=self.counts,
+                sources=self.sources,
+                sinks=self.sinks,
+            )
+            for old in epochs.commit(commit):
+                if old.job_id == self.job.id:
+                    delete_snapshot(self.client, self.address(old.snapshot_id))
+        self.report(scope, record)
+
+    def snapshot(
+        self, scope: EpochScope, state: dict[str, DataFrame], offsets: dict[str, Any]
+    ) -> SnapshotRecord:
+        address = self.address(scope.epoch)
+        vertices: dict[str, Any] = {}
+        for name, frame in state.items():
+            written = write_state(frame, name, address, backup_count=self.backup_count)
+            plan = self.plan.vertex(name)
+            vertices[name] = {
+                **state_shape(self.dag, name),
+                "schema": written.schema,
+                "keys": written.keys,
+                "rows": written.rows,
+                "bytes": written.bytes,
+                "layout": {
+                    "parallelism": plan.parallelism,
+                    "local_parallelism": plan.local_parallelism,
+                },
+            }
+        return SnapshotRecord(
+            job_id=self.job.id,
+            snapshot_id=scope.epoch,
+            epoch=scope.epoch,
+            name=None,
+            offsets={
+                "sources": offsets,
+                "watermarks": scope.watermarks.to_json(),
+                "counts": {n: vars(c).copy() for n, c in self.counts.items()},
+            },
+            stats={
+                "partition_count": self.plan.partition_count,
+                "fingerprint": self.fingerprint,
+                "vertices": vertices,
+            },
+        )
+
+    @property
+    def backup_count(self) -> int:
+        return int(getattr(self.spec.config, "backup_count", 0) or 0)
+
+    def address(self, snapshot_id: int) -> StoreAddress:
+        return StoreAddress(
+            self.redis_url, self.keys, self.job.id, snapshot_id, self.plan.partition_count
+        )
+
+    def report(self, scope: EpochScope, record: SnapshotRecord | None) -> None:
+        try:
+            doc = epoch_metrics(self.job.id, scope, self.counts, self.plan)
+            events.publish(self.client, self.keys, self.job.id, events.EventKind.metrics, doc)
+            if record is not None:
+                events.publish(
+                    self.client,
+                    self.keys,
+                    self.job.id,
+                    events.EventKind.snapshot,
+                    {"snapshot_id": record.snapshot_id, "epoch": record.epoch},
+                )
+        except redis.RedisError as error:  # reporting never stops a job
+            log.warning("metrics not published", job=str(self.job.id), error=str(error))
+
+
+def run_stream(
+    spark: SparkSession,
+    job: RunnableJob,
+    control: JobControl,
+    *,
+    spec: JobSpec,
+    dag: ValidatedDag,
+    plan: ExecutionPlan,
+) -> JobOutcome:
+    """Run ``job`` in epochs; returns when every source is exhausted (never, if unbounded)."""
+    stream = _Stream(spark, job, control, spec, dag, plan)
+    try:
+        return stream.run()
+    finally:
+        for frame in stream.state.values():
+            frame.unpersist()
+        stream.client.close()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

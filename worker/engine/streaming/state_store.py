@@ -1,0 +1,150 @@
+"""Processor state in Redis, keyed by partition: the snapshot store.
+
+A stateful vertex's state is a frame whose rows carry ``__partition`` (the partition of the
+row's key, 0..partition_count-1). Spark tasks write each partition's rows of a vertex as one
+Arrow IPC blob into the hash ``Keys.snapshot_partition(p, job, snapshot)``, field = vertex,
+then ``WAIT`` for ``backup_count`` replicas. Only when every task has returned does the
+caller commit the snapshot's metadata in PostgreSQL, so a half-written snapshot is never
+restored. Reading runs one Spark task per slice of partitions.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from jetspark.queue.keys import Keys
+
+PARTITION = "__partition"
+WRITE_TASKS = 8
+WAIT_TIMEOUT_MS = 5_000
+
+
+class ReplicasMissing(Exception):
+    """Fewer replicas than ``backup_count`` acknowledged a snapshot write."""
+
+    error_type = "SnapshotBackupsMissing"
+
+
+@dataclass(frozen=True)
+class StoreAddress:
+    """Where a snapshot's state lives: everything a Spark task needs to reach it."""
+
+    url: str
+    keys: Keys
+    job_id: uuid.UUID
+    snapshot_id: int
+    partition_count: int
+
+
+@dataclass(frozen=True)
+class VertexStats:
+    keys: int
+    bytes: int
+    rows: int
+    schema: str
+    """The state frame's schema as JSON, to read it back."""
+
+
+def write_state(
+    frame: DataFrame, vertex: str, address: StoreAddress, *, backup_count: int
+) -> VertexStats:
+    """Write one vertex's state; returns what was written once every part is in Redis."""
+    schema_json = frame.schema.json()
+    url, keys, job, sid = address.url, address.keys, address.job_id, address.snapshot_id
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import redis as redis_client
+
+        table = pa.Table.from_batches(list(batches))
+        written: list[tuple[int, int, int]] = []
+        if table.num_rows:
+            client = redis_client.Redis.from_url(url)
+            pipe = client.pipeline(transaction=False)
+            parts = table.column(PARTITION).to_pylist()
+            by_partition: dict[int, list[int]] = {}
+            for row, p in enumerate(parts):
+                by_partition.setdefault(int(p), []).append(row)
+            for p, rows in by_partition.items():
+                blob = _ipc(table.take(pa.array(rows)))
+                pipe.hset(keys.snapshot_partition(p, job, sid), vertex, blob)
+                written.append((p, len(rows), len(blob)))
+            pipe.execute()
+            if backup_count > 0:
+                acked = int(client.wait(backup_count, WAIT_TIMEOUT_MS))
+                if acked < backup_count:
+                    raise ReplicasMissing(
+                        f"snapshot {sid}: {acked} of {backup_count} Redis replicas acknowledged"
+                    )
+        yield pa.RecordBatch.from_pydict(
+            {
+                "p": [w[0] for w in written],
+                "rows": [w[1] for w in written],
+                "bytes": [w[2] for w in written],
+            },
+            schema=pa.schema([("p", pa.int64()), ("rows", pa.int64()), ("bytes", pa.int64())]),
+        )
+
+    placed = frame.repartition(WRITE_TASKS, F.col(PARTITION))
+    stats = placed.mapInArrow(write, "p bigint, rows bigint, bytes bigint").collect()
+    return VertexStats(
+        keys=len(stats),
+        rows=sum(int(r["rows"]) for r in stats),
+        bytes=sum(int(r["bytes"]) for r in stats),
+        schema=schema_json,
+    )
+
+
+def read_state(
+    spark: SparkSession, vertex: str, address: StoreAddress, schema_json: str
+) -> DataFrame:
+    """One vertex's state of a committed snapshot, as a frame (any partitioning)."""
+    schema = StructType.fromJson(_loads(schema_json))
+    url, keys, job, sid = address.url, address.keys, address.job_id, address.snapshot_id
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import redis as redis_client
+
+        partitions = [p for batch in batches for p in batch.column(0).to_pylist()]
+        client = redis_client.Redis.from_url(url)
+        pipe = client.pipeline(transaction=False)
+        for p in partitions:
+            pipe.hget(keys.snapshot_partition(p, job, sid), vertex)
+        for blob in pipe.execute():
+            if blob:
+                yield from pa.ipc.open_stream(io.BytesIO(blob)).read_all().to_batches()
+
+    seeds = spark.range(address.partition_count, numPartitions=WRITE_TASKS)
+    return seeds.mapInArrow(read, schema)
+
+
+def delete_snapshot(client: Any, address: StoreAddress) -> None:
+    """Drop every partition hash of one snapshot (the driver does this, after a commit)."""
+    names = [
+        address.keys.snapshot_partition(p, address.job_id, address.snapshot_id)
+        for p in range(address.partition_count)
+    ]
+    for first in range(0, len(names), 512):
+        client.delete(*names[first : first + 512])
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _loads(text: str) -> dict[str, Any]:
+    import json
+
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded

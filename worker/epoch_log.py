@@ -1,0 +1,160 @@
+"""``PgEpochLog``: a streaming job's epochs and snapshots in PostgreSQL, under the job's lease.
+
+A planned epoch is a ``snapshots`` row without ``committed_at``: its ranges are written before
+the epoch runs, so a replay after a crash reads exactly the same items. The epoch's commit
+turns the row into a committed snapshot (or, without a guarantee, just records results) in
+one transaction with the epoch's ``sink.results`` records and the job's progress; a worker
+that lost the job is refused by its fencing token and commits nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.db.tables import JobResult, Snapshot
+from jetspark.jobs import orchestration
+from worker.engine.contract import EpochCommit, SnapshotRecord
+
+
+class PgEpochLog:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        job_id: uuid.UUID,
+        fencing_token: int,
+        *,
+        results_cap: int,
+    ) -> None:
+        self.sessions, self.job_id, self.token = sessions, job_id, fencing_token
+        self.results_cap = results_cap
+
+    def restore_point(self) -> SnapshotRecord | None:
+        with self.sessions() as session:
+            row = session.execute(
+                select(Snapshot)
+                .where(Snapshot.job_id == self.job_id, Snapshot.committed_at.is_not(None))
+                .order_by(Snapshot.snapshot_id.desc())
+                .limit(1)
+            ).scalar_one_or_none()
+            return None if row is None else record_of(row)
+
+    def named_snapshot(self, name: str) -> SnapshotRecord | None:
+        with self.sessions() as session:
+            row = session.execute(
+                select(Snapshot).where(Snapshot.name == name, Snapshot.committed_at.is_not(None))
+            ).scalar_one_or_none()
+            return None if row is None else record_of(row)
+
+    def planned_ranges(self, epoch: int) -> dict[str, Any] | None:
+        with self.sessions() as session:
+            row = session.execute(
+                select(Snapshot).where(
+                    Snapshot.job_id == self.job_id,
+                    Snapshot.snapshot_id == epoch,
+                    Snapshot.committed_at.is_(None),
+                )
+            ).scalar_one_or_none()
+            if row is None:
+                return None
+            planned: dict[str, Any] = row.source_offsets.get("planned", {})
+            return planned
+
+    def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None:
+        with self.sessions() as session:
+            orchestration.record_progress(session, self.job_id, fencing_token=self.token)
+            session.execute(
+                delete(Snapshot).where(
+                    Snapshot.job_id == self.job_id,
+                    Snapshot.snapshot_id >= epoch,
+                    Snapshot.committed_at.is_(None),
+                )
+            )
+            session.add(
+                Snapshot(
+                    job_id=self.job_id,
+                    snapshot_id=epoch,
+                    epoch=epoch,
+                    source_offsets={"planned": ranges},
+                    stats={},
+                    dag_fingerprint=fingerprint,
+                )
+            )
+            session.commit()
+
+    def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
+        with self.sessions() as session:
+            counts = commit.counts
+            orchestration.record_progress(
+                session,
+                self.job_id,
+                fencing_token=self.token,
+                items_in=sum(counts[s].items_out for s in commit.sources if s in counts),
+                items_out=sum(counts[s].items_in for s in commit.sinks if s in counts),
+                vertex_counts={
+                    n: {"items_in": c.items_in, "items_out": c.items_out} for n, c in counts.items()
+                },
+            )
+            self._add_results(session, commit.results)
+            dropped: list[SnapshotRecord] = []
+            if commit.snapshot is not None:
+                dropped = self._commit_snapshot(session, commit.snapshot)
+            session.commit()
+            return dropped
+
+    def _add_results(self, session: Session, results: dict[str, list[dict[str, Any]]]) -> None:
+        kept = session.execute(
+            select(func.count(), func.coalesce(func.max(JobResult.seq), -1)).where(
+                JobResult.job_id == self.job_id
+            )
+        ).one()
+        room, seq = self.results_cap - int(kept[0]), int(kept[1]) + 1
+        for vertex, items in results.items():
+            for item in items[: max(room, 0)]:
+                session.add(JobResult(job_id=self.job_id, seq=seq, vertex=vertex, item=item))
+                seq, room = seq + 1, room - 1
+
+    def _commit_snapshot(self, session: Session, record: SnapshotRecord) -> list[SnapshotRecord]:
+        row = session.execute(
+            select(Snapshot).where(
+                Snapshot.job_id == self.job_id, Snapshot.snapshot_id == record.snapshot_id
+            )
+        ).scalar_one_or_none()
+        if row is None:
+            row = Snapshot(job_id=self.job_id, snapshot_id=record.snapshot_id, dag_fingerprint="")
+            session.add(row)
+        row.epoch = record.epoch
+        row.source_offsets = record.offsets
+        row.stats = record.stats
+        row.committed_at = datetime.now(UTC)
+        older = session.execute(
+            select(Snapshot).where(
+                Snapshot.job_id == self.job_id,
+                Snapshot.snapshot_id < record.snapshot_id,
+                Snapshot.name.is_(None),
+            )
+        ).scalars()
+        dropped = [record_of(old) for old in older if old.committed_at is not None]
+        session.execute(
+            delete(Snapshot).where(
+                Snapshot.job_id == self.job_id,
+                Snapshot.snapshot_id < record.snapshot_id,
+                Snapshot.name.is_(None),
+            )
+        )
+        return dropped
+
+
+def record_of(row: Snapshot) -> SnapshotRecord:
+    return SnapshotRecord(
+        job_id=row.job_id,
+        snapshot_id=row.snapshot_id,
+        epoch=row.epoch,
+        name=row.name,
+        offsets=dict(row.source_offsets or {}),
+        stats=dict(row.stats or {}),
+    )
