@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from jetspark.dag.errors import DagValidationError
 from jetspark.jobs.orchestration import IllegalTransition, JobNotFound
 from jetspark.jobs.service import IdempotencyConflict, InvalidCursor
+from jetspark.jobs.snapshots import SnapshotConflict
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://jetspark.dev/problems/"
@@ -109,6 +110,8 @@ def _as_problem(error: Exception) -> Problem:
         return Problem(409, str(error), slug="illegal-transition", title="Illegal transition")
     if isinstance(error, IdempotencyConflict):
         return Problem(422, str(error), slug="idempotency-key-reused", title="Key reused")
+    if isinstance(error, SnapshotConflict):
+        return Problem(409, str(error), slug="snapshot-conflict", title="Snapshot conflict")
     if isinstance(error, InvalidCursor):
         return Problem(422, str(error), slug="invalid-cursor", title="Invalid cursor")
     if isinstance(error, StarletteHTTPException) and error.status_code == 400:
@@ -168,6 +171,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         IllegalTransition,
         IdempotencyConflict,
         InvalidCursor,
+        SnapshotConflict,
         StarletteHTTPException,
     ):
         app.add_exception_handler(kind, handle)

@@ -63,6 +63,7 @@ class JobView(BaseModel):
             error=error,
             progress=Progress(items_in=job.items_in, items_out=job.items_out),
             vertex_counts=job.vertex_counts,
+            last_snapshot=job.last_snapshot,
             plan=job.plan,
         )
 

@@ -32,13 +32,13 @@ def _problems(value: Any, pointer: str) -> list[dict[str, str]]:
     return []
 
 
-def require_storable(spec: JobSpec) -> None:
+def require_storable(body: JobSpec | dict[str, Any]) -> None:
     """422 naming every string (key or value) with a NUL or a lone surrogate.
 
     PostgreSQL text and JSONB refuse both; found here, the client learns where, instead of a
     500 from the INSERT.
     """
-    problems = _problems(spec.as_json(), "")
+    problems = _problems(body.as_json() if isinstance(body, JobSpec) else body, "")
     if problems:
         raise Problem(
             422,

@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.tables import JobResult, Snapshot
+from jetspark.db.tables import Job, JobResult, Snapshot
 from jetspark.jobs import orchestration
+from jetspark.jobs.snapshots import summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
 
 
@@ -89,7 +90,7 @@ class PgEpochLog:
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         with self.sessions() as session:
             counts = commit.counts
-            orchestration.record_progress(
+            job = orchestration.record_progress(
                 session,
                 self.job_id,
                 fencing_token=self.token,
@@ -102,7 +103,7 @@ class PgEpochLog:
             self._add_results(session, commit.results)
             dropped: list[SnapshotRecord] = []
             if commit.snapshot is not None:
-                dropped = self._commit_snapshot(session, commit.snapshot)
+                dropped = self._commit_snapshot(session, commit.snapshot, job)
             session.commit()
             return dropped
 
@@ -118,7 +119,9 @@ class PgEpochLog:
                 session.add(JobResult(job_id=self.job_id, seq=seq, vertex=vertex, item=item))
                 seq, room = seq + 1, room - 1
 
-    def _commit_snapshot(self, session: Session, record: SnapshotRecord) -> list[SnapshotRecord]:
+    def _commit_snapshot(
+        self, session: Session, record: SnapshotRecord, job: Job
+    ) -> list[SnapshotRecord]:
         row = session.execute(
             select(Snapshot).where(
                 Snapshot.job_id == self.job_id, Snapshot.snapshot_id == record.snapshot_id
@@ -131,6 +134,8 @@ class PgEpochLog:
         row.source_offsets = record.offsets
         row.stats = record.stats
         row.committed_at = datetime.now(UTC)
+        session.flush()
+        job.last_snapshot = summary(row)
         older = session.execute(
             select(Snapshot).where(
                 Snapshot.job_id == self.job_id,

@@ -21,7 +21,7 @@ from jetspark.jobs import orchestration
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import WorkerSettings
-from worker.engine.contract import RESULTS_CAP, JobControl, RunnableJob
+from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
@@ -129,6 +129,7 @@ class Worker:
                     epochs=PgEpochLog(
                         self.sessions, job.id, job.fencing_token, results_cap=RESULTS_CAP
                     ),
+                    redis=RedisTarget.of_client(self.client, self.keys.namespace),
                 ),
             )
         self.held[held.job.id] = held

@@ -57,7 +57,10 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
     status_code=201,
     operation_id="jobs-submit",
     response_model=JobView,
-    responses={200: {"model": JobView, "description": "An Idempotency-Key replay: the same job"}},
+    responses={
+        200: {"model": JobView, "description": "An Idempotency-Key replay: the same job"},
+        **CONFLICT,
+    },
 )
 def submit_job(
     spec: JobSpec,

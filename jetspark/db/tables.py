@@ -57,7 +57,9 @@ class Job(Base):
     items_in: Mapped[int] = mapped_column(BigInteger, default=0)
     items_out: Mapped[int] = mapped_column(BigInteger, default=0)
     vertex_counts: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
-    """Items in/out per vertex, recorded when the job ends."""
+    """Items in/out per vertex, recorded when the job ends (and at every epoch of a stream)."""
+    last_snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The summary of the job's last committed snapshot."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -50,6 +50,10 @@ def submit_job(
         if earlier is not None:
             return Submitted(earlier, created=False)
     dag = validate_job(spec, limits)
+    if spec.config.initial_snapshot is not None:
+        from jetspark.jobs.snapshots import check_initial_snapshot
+
+        check_initial_snapshot(session, spec.config.initial_snapshot, dag)
     job = Job(
         name=spec.name,
         definition=spec.as_json(),

@@ -71,6 +71,33 @@ class EpochLog(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RedisTarget:
+    """The Redis the worker uses, for what the engine writes there (state, maps, events)."""
+
+    url: str
+    namespace: str
+
+    @classmethod
+    def from_settings(cls) -> RedisTarget:
+        from jetspark.settings import RedisSettings
+
+        settings = RedisSettings()
+        return cls(settings.url or "redis://127.0.0.1:6379/0", settings.namespace)
+
+    @classmethod
+    def of_client(cls, client: Any, namespace: str) -> RedisTarget:
+        """The URL of a redis-py client's connection pool."""
+        kwargs = client.connection_pool.connection_kwargs
+        auth = f":{kwargs['password']}@" if kwargs.get("password") else ""
+        host, port, db = (
+            kwargs.get("host", "127.0.0.1"),
+            kwargs.get("port", 6379),
+            kwargs.get("db", 0),
+        )
+        return cls(f"redis://{auth}{host}:{port}/{db}", namespace)
+
+
 @dataclass
 class JobControl:
     """Signals from the worker to a running job."""
@@ -81,6 +108,7 @@ class JobControl:
     results_cap: int = RESULTS_CAP
     epochs: EpochLog | None = None
     """Set for jobs the worker runs: streaming jobs commit their epochs through it."""
+    redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from jetspark.dag import processors as p
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
+from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.python import PythonOp
 from worker.engine.routing import (
@@ -67,6 +68,8 @@ class OpContext:
     """Outbound edges, index = from_ordinal."""
     epoch: EpochScope | None = None
     """Set when the job runs in epochs (a streaming job): ranges, state, watermarks."""
+    redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
+    """The worker's Redis, for the sinks and sources that use one."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -353,11 +356,9 @@ class RedisMapSinkOp:
 
     def apply(self, ctx: OpContext) -> DataFrame:
         from jetspark.queue.keys import Keys
-        from jetspark.settings import RedisSettings
 
         params = _params(ctx, p.RedisMapSink)
-        settings = RedisSettings()
-        url, hash_key = settings.url, Keys(settings.namespace).redis_map(params.map)
+        url, hash_key = ctx.redis.url, Keys(ctx.redis.namespace).redis_map(params.map)
         frame = _union(ctx.inputs)
         keyed = frame.select(
             F.expr(params.key).cast("string").alias("k"),
@@ -367,7 +368,7 @@ class RedisMapSinkOp:
         def write(rows: Any) -> None:
             import redis as redis_client
 
-            client = redis_client.Redis.from_url(url or "redis://127.0.0.1:6379/0")
+            client = redis_client.Redis.from_url(url)
             pipe = client.pipeline(transaction=False)
             for row in rows:
                 pipe.hset(hash_key, row["k"], row["v"])

@@ -121,6 +121,7 @@ class _Execution:
             keep=self.keep,
             outbound=self.plan.outbound(name),
             epoch=self.epoch,
+            redis=self.control.redis,
         )
         output = op.apply(context)
         if self.epoch is not None and vertex.processor not in OWN_WATERMARKS:

@@ -7,6 +7,7 @@ from .dag_view import DagView
 from .diagnostic import Diagnostic
 from .edge_config import EdgeConfig
 from .edge_spec import EdgeSpec
+from .export_request import ExportRequest
 from .health import Health
 from .health_checks import HealthChecks
 from .job_config import JobConfig
@@ -28,10 +29,14 @@ from .progress import Progress
 from .result_page import ResultPage
 from .result_page_items_item import ResultPageItemsItem
 from .routing import Routing
+from .snapshot_list import SnapshotList
+from .snapshot_view import SnapshotView
+from .snapshot_view_vertices import SnapshotViewVertices
 from .validation_report import ValidationReport
 from .validation_report_plan import ValidationReportPlan
 from .vertex_spec import VertexSpec
 from .vertex_spec_params import VertexSpecParams
+from .vertex_state import VertexState
 
 __all__ = (
     "DagEdgeView",
@@ -41,6 +46,7 @@ __all__ = (
     "Diagnostic",
     "EdgeConfig",
     "EdgeSpec",
+    "ExportRequest",
     "Health",
     "HealthChecks",
     "JobConfig",
@@ -62,8 +68,12 @@ __all__ = (
     "ResultPage",
     "ResultPageItemsItem",
     "Routing",
+    "SnapshotList",
+    "SnapshotView",
+    "SnapshotViewVertices",
     "ValidationReport",
     "ValidationReportPlan",
     "VertexSpec",
     "VertexSpecParams",
+    "VertexState",
 )

@@ -9,8 +9,6 @@ its offsets; under exactly-once it first replays the planned epoch exactly.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +19,11 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
 from jetspark.dag.plan import ExecutionPlan
+from jetspark.dag.snapshots import dag_fingerprint, state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
-from jetspark.settings import RedisSettings, StreamSettings
+from jetspark.settings import StreamSettings
 from worker.engine.contract import (
     EpochCommit,
     JobControl,
@@ -53,18 +52,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger("jetspark.stream")
 
 
-def dag_fingerprint(spec: JobSpec) -> str:
-    """The DAG's identity: the same vertices, edges and params give the same fingerprint."""
-    canonical = json.dumps(spec.dag.model_dump(mode="json", by_alias=True), sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def state_shape(dag: ValidatedDag, vertex: str) -> dict[str, Any]:
-    """What a vertex's state depends on: a snapshot restores only onto the same shape."""
-    params = dag.params[vertex].model_dump(mode="json", by_alias=True)
-    return {"processor": dag.vertices[vertex].processor, "params": params}
-
-
 class _Stream:
     def __init__(
         self,
@@ -84,9 +71,8 @@ class _Stream:
         self.interval_ms = (
             spec.config.snapshot_interval_ms if self.snapshots else self.settings.epoch_interval_ms
         )
-        redis_settings = RedisSettings()
-        self.redis_url = redis_settings.url or "redis://127.0.0.1:6379/0"
-        self.keys = Keys(redis_settings.namespace)
+        self.redis_url = control.redis.url
+        self.keys = Keys(control.redis.namespace)
         self.client = redis.Redis.from_url(self.redis_url)
         self.sources = [n for n in plan.order if not plan.inbound(n)]
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
@@ -200,6 +186,7 @@ class _Stream:
             )
             execution = _Execution(self.spark, self.plan, self.dag, self.control, scope)
             execution.sink_results = scope.results
+            began = time.monotonic()
             try:
                 if final or not all(is_empty(ranges[s]) for s in self.sources):
                     run_vertices(execution, self.job)
@@ -208,6 +195,13 @@ class _Stream:
                 self.barrier(scope, offsets, execution.counters.counts())
             finally:
                 execution.release()
+            log.debug(
+                "epoch committed",
+                job=str(self.job.id),
+                epoch=epoch,
+                final=final,
+                seconds=round(time.monotonic() - began, 3),
+            )
             if final:
                 return JobOutcome(
                     results=self.results,
@@ -306,6 +300,7 @@ class _Stream:
             name=None,
             offsets={
                 "sources": offsets,
+                "source_kinds": {s: self.dag.vertices[s].processor for s in self.sources},
                 "watermarks": scope.watermarks.to_json(),
                 "counts": {n: vars(c).copy() for n, c in self.counts.items()},
             },
