@@ -102,3 +102,12 @@ def jetspark_home(tmp_path: Path) -> Iterator[Path]:
     home = tmp_path / ".jetspark"
     yield home
     remove_data(home / "postgres")
+
+
+# Fixtures of real worker processes; imported last, as that module uses the helpers above.
+from tests.cli.worker_processes import (  # noqa: E402, F401
+    keys,
+    own_database_url,
+    sessions,
+    start_worker,
+)
