@@ -21,9 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag.partitioning import partition_id
-from jetspark.dag.processors import WindowParams
+from jetspark.dag.processors import AggregateParams, WindowParams
 from worker.engine.routing import SLOT, place, slot_table
-from worker.engine.stateful_aggregate import PARTITION, PROCESSOR, StepResult
+from worker.engine.stateful_aggregate import PARTITION, PROCESSOR, StepResult, aggregate_step
 from worker.engine.windowing import window_step
 
 pytestmark = pytest.mark.spark
@@ -235,3 +235,143 @@ def test_windows_over_epochs_match_the_reference(
     assert sorted(got, key=repr) == expected  # each window once, in its epoch, on partition g
     assert +late == reference_late(evts, after)
     assert sum(late.values()) > 0
+
+
+def one_epoch(
+    spark: SparkSession,
+    rows: list[tuple[int, str, int, int]],
+    state: DataFrame | None,
+    params: WindowParams,
+    *,
+    before: int | None,
+    after: int | None,
+    final: bool = False,
+) -> tuple[list[Row], DataFrame, list[Row]]:
+    """One epoch on one processor: (emitted rows, state fed back, state rows)."""
+    frame = place(spark.createDataFrame(rows, SCHEMA), F.col("g"), 1).drop("g")
+    result = window_step(
+        frame,
+        state,
+        params,
+        parallelism=1,
+        partition_count=PARTITION_COUNT,
+        wm_before={0: before},
+        wm_after={0: after},
+        final=final,
+    )
+    carried, state_rows = through_arrow(spark, result.state)
+    return result.output.collect(), carried, state_rows
+
+
+def test_a_later_epoch_bridges_two_stored_sessions(spark: SparkSession) -> None:
+    params = WindowParams(
+        timestamp="ts", type="session", gap_ms=100, key="k", aggregations={"n": "count(*)"}
+    )
+    # Epoch 0: [0, 100) and [300, 400) for "a"; 1000 and 1100 for "b" are exactly one gap
+    # apart, which does not join them.
+    first = [(0, "a", 0, 1), (0, "a", 300, 1), (0, "b", 1000, 1), (0, "b", 1100, 1)]
+    out, state, rows = one_epoch(spark, first, None, params, before=None, after=50)
+    assert out == []
+    assert sorted((r["__key"], r["__window_start"], r["__window_end"]) for r in rows) == [
+        ("a", 0, 100), ("a", 300, 400), ("b", 1000, 1100), ("b", 1100, 1200),
+    ]  # fmt: skip
+    # Epoch 1: 90, 180 and 270 chain [0, 100) to [300, 400): one session of five items.
+    bridge = [(0, "a", 90, 1), (0, "a", 270, 1), (0, "a", 180, 1)]
+    out, state, rows = one_epoch(spark, bridge, state, params, before=50, after=399)
+    assert out == []
+    assert sorted((r["__key"], r["__window_start"], r["__window_end"], r["n"]) for r in rows) == [
+        ("a", 0, 400, 5), ("b", 1000, 1100, 1), ("b", 1100, 1200, 1),
+    ]  # fmt: skip
+    # Epoch 2: the watermark reaches its end; an item at 399 is on time and joins it first.
+    out, state, rows = one_epoch(spark, [(0, "a", 399, 1)], state, params, before=399, after=499)
+    assert [r.asDict() for r in out] == [{"window_start": 0, "window_end": 499, "key": "a", "n": 6}]
+    # Epoch 3: 398 is late now (and counted nowhere); the end of the stream flushes "b".
+    out, state, rows = one_epoch(
+        spark, [(0, "a", 398, 1)], state, params, before=499, after=None, final=True
+    )
+    assert sorted(tuple(r) for r in out) == [(1000, 1100, "b", 1), (1100, 1200, "b", 1)]
+    assert rows == []
+
+
+def aggregate_epochs(
+    spark: SparkSession, params: AggregateParams, batches: list[list[Event]], parallelism: int
+) -> list[list[Row]]:
+    """Run ``aggregate_step`` over the batches (the last one final): each epoch's output,
+    with the partition each row sits on."""
+    state: DataFrame | None = None
+    outputs = []
+    for epoch, batch in enumerate(batches):
+        rows = [(e.g, e.k, e.ts, e.v) for e in batch]
+        frame = place(spark.createDataFrame(rows, SCHEMA), F.col("g"), parallelism).drop("g")
+        result = aggregate_step(
+            frame,
+            state,
+            params,
+            parallelism=parallelism,
+            partition_count=PARTITION_COUNT,
+            final=epoch == len(batches) - 1,
+        )
+        assert result.late is None
+        state, state_rows = through_arrow(spark, result.state)
+        if epoch == len(batches) - 1:
+            assert state_rows == []
+        else:
+            assert {r[PARTITION] for r in state_rows} <= {
+                partition_id(k, PARTITION_COUNT) for k in KEYS
+            } | set(range(parallelism))
+        outputs.append(emitted(result))
+    return outputs
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "global"])
+def test_aggregate_step_over_epochs_equals_one_aggregate(spark: SparkSession, keyed: bool) -> None:
+    parallelism = 3
+    evts = events(seed=5, parallelism=parallelism, count=300)
+    params = AggregateParams(
+        key="k" if keyed else None,
+        aggregations={"n": "count(*)", "total": "sum(v)", "mean": "avg(v)"},
+    )
+    batches = [[e for e in evts if e.epoch == epoch] for epoch in range(3)]
+    batches.append([e for e in evts if e.epoch >= 3])
+    *before, last = aggregate_epochs(spark, params, batches, parallelism)
+    assert before == [[], [], []]  # nothing before the end of the stream
+    counts: Counter[tuple[int, str | None]] = Counter()
+    totals: Counter[tuple[int, str | None]] = Counter()
+    for e in evts:
+        group = (e.g, e.k if keyed else None)
+        counts[group] += 1
+        totals[group] += e.v
+    got = {(r["__pid"], r["key"] if keyed else None): r for r in last}
+    assert set(got) == set(counts)  # one row per (processor, key), on partition g
+    for group, row in got.items():
+        assert (row["n"], row["total"]) == (counts[group], totals[group])
+        assert row["mean"] == pytest.approx(totals[group] / counts[group])
+
+
+def test_a_global_aggregate_of_nothing_is_one_row(spark: SparkSession) -> None:
+    params = AggregateParams(aggregations={"n": "count(*)", "total": "sum(v)"})
+    outputs = aggregate_epochs(spark, params, [[], []], parallelism=1)
+    assert [[(r["n"], r["total"], r["__pid"]) for r in rows] for rows in outputs] == [
+        [],
+        [(0, None, 0)],
+    ]
+
+
+def test_aggregate_step_accumulate_then_combine(spark: SparkSession) -> None:
+    """Two streaming stages as in the seeds' two-stage aggregation: the accumulate stage's
+    partial results (an average's {sum, count}) are what the combine stage merges."""
+    evts = events(seed=9, parallelism=2, count=200)
+    aggregations = {"n": "count(*)", "mean": "avg(v)", "hi": "max(v)"}
+    first = AggregateParams(key="k", aggregations=aggregations, stage="accumulate")
+    batches = [[e for e in evts if e.epoch < 2], [e for e in evts if e.epoch >= 2]]
+    partial = aggregate_epochs(spark, first, batches, parallelism=2)[-1]
+    frame = spark.createDataFrame([r.asDict(recursive=True) for r in partial])
+    frame = place(frame, F.lit(0), 1).drop("__pid")
+    second = AggregateParams(key="key", aggregations=aggregations, stage="combine")
+    result = aggregate_step(frame, None, second, parallelism=1, partition_count=271, final=True)
+    got = {r["key"]: (r["n"], r["mean"], r["hi"]) for r in result.output.collect()}
+    for key in KEYS:
+        values = [e.v for e in evts if e.k == key]
+        assert got[key][0] == len(values)
+        assert got[key][1] == pytest.approx(sum(values) / len(values))
+        assert got[key][2] == max(values)
