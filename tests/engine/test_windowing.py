@@ -157,6 +157,22 @@ def through_arrow(spark: SparkSession, state: DataFrame) -> tuple[DataFrame, lis
     return spark.createDataFrame(table), table.to_pylist()
 
 
+class Kept:
+    """A ``keep`` that persists, as the engine's does, and unpersists after the epoch."""
+
+    def __init__(self) -> None:
+        self.frames: list[DataFrame] = []
+
+    def __call__(self, frame: DataFrame) -> DataFrame:
+        self.frames.append(frame.persist())
+        return frame
+
+    def release(self) -> None:
+        for frame in self.frames:
+            frame.unpersist()
+        self.frames.clear()
+
+
 def emitted(result: StepResult) -> list[Row]:
     """The output with the Spark partition each row sits on."""
     return result.output.withColumn("__pid", F.spark_partition_id()).collect()
@@ -168,6 +184,7 @@ def run_windows(
     """Epoch by epoch: (epoch, result, emitted rows, state rows), state fed back."""
     after = watermarks(evts, parallelism)
     state: DataFrame | None = None
+    kept = Kept()
     for epoch in range(EPOCHS):
         result = window_step(
             items_frame(spark, evts, epoch, parallelism),
@@ -178,9 +195,11 @@ def run_windows(
             wm_before=after[epoch - 1] if epoch else dict.fromkeys(range(parallelism)),
             wm_after=after[epoch],
             final=epoch == EPOCHS - 1,
+            keep=kept,
         )
         state, rows = through_arrow(spark, result.state)
         yield epoch, result, emitted(result), rows
+        kept.release()
 
 
 CASES = [
@@ -300,6 +319,7 @@ def aggregate_epochs(
     with the partition each row sits on."""
     state: DataFrame | None = None
     outputs = []
+    kept = Kept()
     for epoch, batch in enumerate(batches):
         rows = [(e.g, e.k, e.ts, e.v) for e in batch]
         frame = place(spark.createDataFrame(rows, SCHEMA), F.col("g"), parallelism).drop("g")
@@ -310,6 +330,7 @@ def aggregate_epochs(
             parallelism=parallelism,
             partition_count=PARTITION_COUNT,
             final=epoch == len(batches) - 1,
+            keep=kept,
         )
         assert result.late is None
         state, state_rows = through_arrow(spark, result.state)
@@ -320,6 +341,7 @@ def aggregate_epochs(
                 partition_id(k, PARTITION_COUNT) for k in KEYS
             } | set(range(parallelism))
         outputs.append(emitted(result))
+        kept.release()
     return outputs
 
 
@@ -375,3 +397,19 @@ def test_aggregate_step_accumulate_then_combine(spark: SparkSession) -> None:
         assert got[key][0] == len(values)
         assert got[key][1] == pytest.approx(sum(values) / len(values))
         assert got[key][2] == max(values)
+
+
+def test_a_window_ending_at_the_watermark_is_emitted_and_an_item_at_it_is_not_late(
+    spark: SparkSession,
+) -> None:
+    params = WindowParams(timestamp="ts", type="tumbling", size_ms=100, aggregations=AGGREGATIONS)
+    first = [(0, "a", 0, 1), (0, "a", 99, 2), (0, "a", 100, 3)]
+    out, state, _ = one_epoch(spark, first, None, params, before=None, after=100)
+    assert [(r["window_start"], r["window_end"], r["n"]) for r in out] == [(0, 100, 2)]
+    out, state, _ = one_epoch(
+        spark, [(0, "a", 99, 4), (0, "a", 100, 5)], state, params, before=100, after=199
+    )
+    assert out == []
+    out, state, rows = one_epoch(spark, [], state, params, before=199, after=199, final=True)
+    assert [(r["window_start"], r["n"], r["total"]) for r in out] == [(100, 2, 8)]
+    assert rows == []

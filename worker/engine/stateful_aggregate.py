@@ -18,7 +18,7 @@ partial result (an average's is a ``{sum, count}`` struct).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -33,6 +33,14 @@ PROCESSOR = "__processor"
 PARTITION = "__partition"
 KEY = "__key"
 TS = "__ts"
+
+
+Keep = Callable[[DataFrame], DataFrame]
+
+
+def unkept(frame: DataFrame) -> DataFrame:
+    """The default ``keep``: the frame as it is (recomputed by each reader)."""
+    return frame
 
 
 @dataclass
@@ -159,6 +167,7 @@ def aggregate_step(
     parallelism: int,
     partition_count: int,
     final: bool,
+    keep: Keep = unkept,
 ) -> StepResult:
     """One epoch of a streaming ``aggregate``: partial results per (processor, key) carried
     in ``state`` and emitted only when ``final`` (the end of the stream; the state is then
@@ -166,6 +175,7 @@ def aggregate_step(
     ``single`` stage emits finished values, ``accumulate`` emits partial results and
     ``combine`` merges the partial results it receives. Without a key and with one
     processor, the final output is one row even when no item ever arrived, as in batch.
+    ``keep`` is applied to the merged groups, as in ``windowing.window_step``.
     """
     keyed = params.key is not None
     frame = with_processor(items, key=params.key, parallelism=parallelism)
@@ -178,7 +188,7 @@ def aggregate_step(
     types = {field: partials.schema[field].dataType for field in params.aggregations}
     placed = placed_union(partials, state, [*group, *params.aggregations], parallelism)
     merged = merge_groups(placed, group=group, aggregations=params.aggregations, types=types)
-    merged = with_partition(merged, keyed=keyed, partition_count=partition_count)
+    merged = keep(with_partition(merged, keyed=keyed, partition_count=partition_count))
     state_columns = [*group, PARTITION, *params.aggregations]
     finished = _finished(params)
     if not final:

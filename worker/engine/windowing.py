@@ -35,6 +35,7 @@ from worker.engine.stateful_aggregate import (
     PARTITION,
     PROCESSOR,
     TS,
+    Keep,
     StepResult,
     column,
     emitted_and_kept,
@@ -43,6 +44,7 @@ from worker.engine.stateful_aggregate import (
     merge_groups,
     per_processor,
     placed_union,
+    unkept,
     with_partition,
     with_processor,
 )
@@ -62,6 +64,7 @@ def window_step(
     wm_before: Mapping[int, int | None],
     wm_after: Mapping[int, int | None],
     final: bool,
+    keep: Keep = unkept,
 ) -> StepResult:
     """One epoch of a ``window`` vertex of ``parallelism`` processors.
 
@@ -71,6 +74,10 @@ def window_step(
     this epoch's items (None: no watermark yet). Output rows are ``window_start``,
     ``window_end``, ``key`` (when keyed) and the aggregation fields, each computed as a
     single-stage aggregate over the window's items; processor g's rows are on partition g.
+
+    ``keep`` is applied to the merged windows, the one frame the output and the state are
+    read from: a persist there computes them once for both (the caller unpersists after
+    the epoch).
     """
     keyed = params.key is not None
     frame = with_processor(items, key=params.key, parallelism=parallelism)
@@ -84,7 +91,7 @@ def window_step(
         merged = _sessions(on_time, state, params, keyed=keyed, parallelism=parallelism)
     else:
         merged = _aligned(on_time, state, params, keyed=keyed, parallelism=parallelism)
-    merged = with_partition(merged, keyed=keyed, partition_count=partition_count)
+    merged = keep(with_partition(merged, keyed=keyed, partition_count=partition_count))
     after = per_processor(wm_after, processor)
     emit = F.lit(True) if final else F.col(END) <= after
     emitted, kept = emitted_and_kept(merged, emit)
