@@ -413,3 +413,16 @@ def test_a_window_ending_at_the_watermark_is_emitted_and_an_item_at_it_is_not_la
     out, state, rows = one_epoch(spark, [], state, params, before=199, after=199, final=True)
     assert [(r["window_start"], r["n"], r["total"]) for r in out] == [(100, 2, 8)]
     assert rows == []
+
+
+def test_items_over_a_fused_edge_stay_with_their_processor(spark: SparkSession) -> None:
+    """Without ``SLOT`` (a fused edge), processor g is the partition an item is on."""
+    rows = [(0, KEYS[i % 3], i, i) for i in range(60)]
+    frame = spark.createDataFrame(rows, SCHEMA).repartition(3).persist()
+    per_partition = Counter(
+        r["p"] for r in frame.select(F.spark_partition_id().alias("p")).collect()
+    )
+    params = AggregateParams(aggregations={"n": "count(*)"})
+    result = aggregate_step(frame, None, params, parallelism=3, partition_count=271, final=True)
+    assert Counter({r["__pid"]: r["n"] for r in emitted(result)}) == per_partition
+    frame.unpersist()

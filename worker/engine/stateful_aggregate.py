@@ -27,7 +27,7 @@ from pyspark.sql.types import DataType, StructType
 
 from jetspark.dag.processors import AggregateParams
 from worker.engine import aggregation
-from worker.engine.routing import SLOT, murmur3_pid, slot_table
+from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
 
 PROCESSOR = "__processor"
 PARTITION = "__partition"
@@ -65,10 +65,10 @@ def processor_index(slot: Column, parallelism: int) -> Column:
     pairs = list(enumerate(slot_table(parallelism)))
     # A CASE rather than element_at(map): under ANSI mode a missing map key raises.
     first, *rest = pairs
-    column = F.when(slot == F.lit(first[1]), F.lit(first[0]))
+    case = F.when(slot == F.lit(first[1]), F.lit(first[0]))
     for g, value in rest:
-        column = column.when(slot == F.lit(value), F.lit(g))
-    return column.cast("int")
+        case = case.when(slot == F.lit(value), F.lit(g))
+    return case.cast("int")
 
 
 def per_processor(values: Mapping[int, int | None], processor: Column) -> Column:
@@ -77,14 +77,19 @@ def per_processor(values: Mapping[int, int | None], processor: Column) -> Column
     if not known:
         return F.lit(None).cast("bigint")
     first, *rest = known
-    column = F.when(processor == F.lit(first[0]), F.lit(first[1]))
+    case = F.when(processor == F.lit(first[0]), F.lit(first[1]))
     for g, value in rest:
-        column = column.when(processor == F.lit(g), F.lit(value))
-    return column.cast("bigint")
+        case = case.when(processor == F.lit(g), F.lit(value))
+    return case.cast("bigint")
 
 
 def with_processor(items: DataFrame, *, key: str | None, parallelism: int) -> DataFrame:
-    """Items with their processor index and (when keyed) their key in ``KEY``."""
+    """Items with their processor index and (when keyed) their key in ``KEY``.
+
+    Items that came over a fused edge may have no ``SLOT`` yet: they get their own
+    partition's, as every op's input does (``by_processor``).
+    """
+    items = by_processor(items, parallelism)
     items = items.withColumn(PROCESSOR, processor_index(F.col(SLOT), parallelism))
     return items if key is None else items.withColumn(KEY, F.expr(key))
 
