@@ -70,3 +70,34 @@ STAGES: dict[str, Callable[[str, str], Column]] = {
     "accumulate": accumulate,
     "combine": combine,
 }
+
+
+def merge(field: str, expression: str) -> Column:
+    """Partial results merged into one partial result of the same shape (an aggregate).
+
+    ``combine`` finishes as it merges (an average's ``{sum, count}`` becomes a number); state
+    carried from one streaming epoch to the next must stay partial, so the average's struct
+    is merged field by field here and everything else merges as ``combine`` does.
+    """
+    call = _call(expression)
+    if call is not None and call[0] in _AVERAGES:
+        column = f"`{field}`"
+        merged = f"named_struct('sum', sum({column}.sum), 'count', sum({column}.count))"
+        return F.expr(merged).alias(field)
+    return combine(field, expression)
+
+
+def finish(field: str, expression: str) -> Column:
+    """One merged partial result turned into the final value (a projection, not an aggregate):
+    what ``combine`` gives for a group holding that single partial."""
+    call = _call(expression)
+    column = f"`{field}`"
+    if call is not None and call[0] in _AVERAGES:
+        return F.expr(f"{column}.sum / {column}.count").alias(field)
+    return F.col(column).alias(field)
+
+
+def counts(expression: str) -> bool:
+    """Whether the aggregation is a ``count``: its value over no rows is 0, not NULL."""
+    call = _call(expression)
+    return call is not None and call[0] == "count"
