@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.engine.conftest import RunDag, job_body
@@ -36,3 +38,107 @@ def test_a_rate_limited_sequence_runs_in_epochs_and_keeps_every_item(
     seqs = sorted(r["seq"] for r in outcome.results["out"])
     assert seqs == list(range(600))
     assert outcome.vertex_counts["out"].items_in == 600
+
+
+def windowed_body(window: dict[str, Any], *, count: int) -> dict[str, Any]:
+    """Events ``ts = seq * 7`` keyed by ``seq % 5``, windowed over epochs of 400 items."""
+    return job_body(
+        [
+            {
+                "name": "src",
+                "processor": "source.sequence",
+                "params": {"count": count, "rate_per_s": 10_000_000},
+            },
+            {
+                "name": "events",
+                "processor": "map",
+                "params": {"select": {"seq": "seq", "ts": "seq * 7", "k": "seq % 5"}},
+            },
+            {
+                "name": "wm",
+                "processor": "insert_watermarks",
+                "params": {"timestamp": "ts", "allowed_lag_ms": 100},
+            },
+            {
+                "name": "win",
+                "processor": "window",
+                "params": {
+                    "timestamp": "ts",
+                    "key": "k",
+                    "aggregations": {"n": "count(*)", "total": "sum(seq)"},
+                    **window,
+                },
+            },
+            {"name": "out", "processor": "sink.results", "local_parallelism": 1},
+        ],
+        [
+            {"from": "src", "to": "events"},
+            {"from": "events", "to": "wm"},
+            {"from": "wm", "to": "win", "routing": "partitioned", "key": "k"},
+            {"from": "win", "to": "out"},
+        ],
+        members=1,
+        local_parallelism=2,
+    )
+
+
+def reference(window: dict[str, Any], count: int) -> dict[tuple[int, int, int], tuple[int, int]]:
+    """(start, end, key) -> (count, sum of seq), computed in Python from the same events."""
+    out: dict[tuple[int, int, int], list[int]] = {}
+    size, slide = window["size_ms"], window.get("slide_ms", window["size_ms"])
+    for seq in range(count):
+        ts, key = seq * 7, seq % 5
+        for start in range(ts - ts % slide - size + slide, ts + 1, slide):
+            if start <= ts < start + size:
+                out.setdefault((start, start + size, key), []).append(seq)
+    return {w: (len(s), sum(s)) for w, s in out.items()}
+
+
+def _sessions(
+    events: list[tuple[int, int, int]], gap: int
+) -> dict[tuple[int, int, int], tuple[int, int]]:
+    """Per key, items closer than ``gap`` form a session [first ts, last ts + gap)."""
+    out: dict[tuple[int, int, int], tuple[int, int]] = {}
+    for key in {k for _, k, _ in events}:
+        mine = sorted((ts, seq) for ts, k, seq in events if k == key)
+        start, last, members = mine[0][0], mine[0][0], [mine[0][1]]
+        for ts, seq in mine[1:]:
+            if ts - last >= gap:
+                out[(start, last + gap, key)] = (len(members), sum(members))
+                start, members = ts, []
+            last = ts
+            members.append(seq)
+        out[(start, last + gap, key)] = (len(members), sum(members))
+    return out
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"type": "tumbling", "size_ms": 1000},
+        {"type": "sliding", "size_ms": 1000, "slide_ms": 250},
+        {"type": "session", "gap_ms": 30},
+    ],
+    ids=["tumbling", "sliding", "session"],
+)
+def test_windows_over_epochs_equal_a_python_reference(
+    run_dag: RunDag, monkeypatch: pytest.MonkeyPatch, window: dict[str, Any]
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1")
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "400")
+    count = 1200 if window["type"] != "session" else 600
+    body = windowed_body(window, count=count)
+    if window["type"] == "session":  # gaps: every 50th item comes 40 ms later
+        body["dag"]["vertices"][1]["params"]["select"]["ts"] = "seq * 7 + (seq div 50) * 40"
+    outcome, _ = run_dag(body)
+    got = {
+        (r["window_start"], r["window_end"], r["key"]): (r["n"], r["total"])
+        for r in outcome.results["out"]
+    }
+    assert len(got) == len(outcome.results["out"]), "a window was emitted twice"
+    if window["type"] == "session":
+        events = [(seq * 7 + (seq // 50) * 40, seq % 5, seq) for seq in range(count)]
+        expected = _sessions(events, window["gap_ms"])
+    else:
+        expected = reference(window, count)
+    assert got == expected

@@ -27,6 +27,7 @@ from worker.engine.routing import (
     candidates,
     partition_id,
     place,
+    route,
     sender_member,
     spray,
     targeted,
@@ -34,7 +35,9 @@ from worker.engine.routing import (
     without_slot,
 )
 from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.stateful_aggregate import aggregate_step
 from worker.engine.streaming.scope import EpochScope
+from worker.engine.windowing import window_step
 
 log = structlog.get_logger("jetspark.engine")
 
@@ -207,6 +210,8 @@ class AggregateOp:
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.AggregateParams)
+        if ctx.epoch is not None and not (ctx.epoch.final and ctx.epoch.epoch == 1):
+            return self.in_epochs(ctx, params)
         stage = aggregation.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
         n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
@@ -231,6 +236,24 @@ class AggregateOp:
         items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
         keys = [F.col(SLOT), *_key(params)]
         return items.groupBy(*keys).agg(*columns).repartition(n, SLOT).drop(SLOT)
+
+    def in_epochs(self, ctx: OpContext, params: p.AggregateParams) -> DataFrame:
+        """Streaming: partial results carried from epoch to epoch, emitted at the end."""
+        assert ctx.epoch is not None
+        name, edge, items = ctx.vertex.name, ctx.inbound[0], ctx.only_input
+        if edge.exchange is not Exchange.fused:
+            items = route(items, edge, ctx.senders[0], ctx.vertex, ctx.partition_count)
+        step = aggregate_step(
+            items,
+            ctx.epoch.state_in.get(name),
+            params,
+            parallelism=ctx.vertex.parallelism,
+            partition_count=ctx.partition_count,
+            final=ctx.epoch.final,
+            keep=ctx.keep,
+        )
+        ctx.epoch.state_out[name] = step.state
+        return step.output
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
@@ -262,6 +285,33 @@ class InsertWatermarksOp:
             now_ms=ctx.epoch.now_ms,
         )
         return kept
+
+
+class WindowOp:
+    """The seeds' windows over event time (``windowing.window_step``): each processor keeps
+    its open windows as partial results between epochs and emits a window once the
+    watermark it coalesced passes the window's end; late items are counted and dropped."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = _params(ctx, p.WindowParams)
+        if ctx.epoch is None:
+            raise EngineError("a window runs in epochs")
+        name = ctx.vertex.name
+        step = window_step(
+            ctx.only_input,
+            ctx.epoch.state_in.get(name),
+            params,
+            parallelism=ctx.vertex.parallelism,
+            partition_count=ctx.partition_count,
+            wm_before=ctx.epoch.wm_before.get(name, {}),
+            wm_after=ctx.epoch.wm_after.get(name, {}),
+            final=ctx.epoch.final,
+            keep=ctx.keep,
+        )
+        ctx.epoch.state_out[name] = step.state
+        if step.late is not None:
+            ctx.epoch.late_frames[name] = step.late
+        return step.output
 
 
 class HashJoinOp:
@@ -395,6 +445,7 @@ OPS: dict[str, Op] = {
     "flat_map": FlatMapOp(),
     "aggregate": AggregateOp(),
     "insert_watermarks": InsertWatermarksOp(),
+    "window": WindowOp(),
     "hash_join": HashJoinOp(),
     "sort": SortOp(),
     "sink.results": ResultsSinkOp(),

@@ -105,7 +105,6 @@ class _Execution:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
         if self.epoch is not None and inbound:
-            self.epoch.wm_before[name] = self.epoch.watermarks.coalesced(name)
             self.epoch.coalesce(name)
         inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
         context = OpContext(

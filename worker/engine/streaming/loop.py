@@ -33,7 +33,8 @@ from worker.engine.contract import (
     VertexCounts,
 )
 from worker.engine.errors import EngineError
-from worker.engine.routing import SLOT
+from worker.engine.routing import SLOT, slot_table
+from worker.engine.stateful_aggregate import PROCESSOR
 from worker.engine.streaming.metrics import epoch_metrics
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_empty, planner_for
@@ -124,23 +125,26 @@ class _Stream:
 
     def reslot(self, vertex: str, frame: DataFrame, layout: dict[str, int]) -> DataFrame:
         """State saved under another parallelism or membership goes to its new owners: a
-        keyed row to the processor its key's partition routes to now."""
+        keyed row to the processor its key's partition routes to now (the edge's formula),
+        any other row to its old processor's index modulo the new parallelism."""
         plan = self.plan.vertex(vertex)
-        old_p, old_lp = layout["parallelism"], layout["local_parallelism"]
-        if (old_p, old_lp) == (plan.parallelism, plan.local_parallelism):
+        old_lp = layout["local_parallelism"]
+        if (layout["parallelism"], old_lp) == (plan.parallelism, plan.local_parallelism):
             return frame
+        n, lp = plan.parallelism, plan.local_parallelism
+        old = F.col(PROCESSOR)
         inbound = self.plan.inbound(vertex)
         keyed = bool(inbound) and inbound[0].routing in (Routing.partitioned, Routing.all_to_one)
         if not keyed:
-            return frame.withColumn(SLOT, F.pmod(F.col(SLOT), F.lit(plan.parallelism)))
-        if inbound[0].distributed:
-            return frame.withColumn(SLOT, F.pmod(F.col(PARTITION), F.lit(plan.parallelism)))
-        members = max(plan.parallelism // plan.local_parallelism, 1)
-        member = F.pmod(F.floor(F.col(SLOT) / F.lit(old_lp)), F.lit(members))
-        target = member * plan.local_parallelism + F.pmod(
-            F.col(PARTITION), F.lit(plan.local_parallelism)
-        )
-        return frame.withColumn(SLOT, target.cast("int"))
+            target = F.pmod(old, F.lit(n))
+        elif inbound[0].distributed:
+            target = F.pmod(F.col(PARTITION), F.lit(n))
+        else:
+            member = F.pmod(F.floor(old / F.lit(old_lp)), F.lit(max(n // lp, 1)))
+            target = member * F.lit(lp) + F.pmod(F.col(PARTITION), F.lit(lp))
+        slots = F.array(*[F.lit(s) for s in slot_table(n)])
+        moved = frame.withColumn(PROCESSOR, target.cast("int"))
+        return moved.withColumn(SLOT, F.element_at(slots, F.col(PROCESSOR) + 1))
 
     # --- epochs --------------------------------------------------------------------------
 
@@ -249,6 +253,8 @@ class _Stream:
             total = self.counts.setdefault(name, VertexCounts())
             total.items_in += c.items_in
             total.items_out += c.items_out
+        for name, late in scope.late_frames.items():
+            scope.late[name] = int(late.agg(F.sum("late")).collect()[0][0] or 0)
         carried = {
             name: frame.localCheckpoint(eager=True) for name, frame in scope.state_out.items()
         }

@@ -31,16 +31,25 @@ class EpochScope:
     """Per stateful vertex, the state to carry to the next epoch."""
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """``sink.results`` records of this epoch, committed with it."""
+    late_frames: dict[str, DataFrame] = field(default_factory=dict)
+    """Per window vertex, its late items dropped this epoch per processor (``late`` column);
+    read at the barrier, once the epoch's outputs are written."""
     late: dict[str, int] = field(default_factory=dict)
-    """Late items dropped this epoch, per window vertex."""
+    """Late items dropped this epoch, per window vertex (from ``late_frames``)."""
     wm_before: dict[str, dict[int, int | None]] = field(default_factory=dict)
     """Each vertex's coalesced watermarks as the epoch began."""
+    wm_after: dict[str, dict[int, int | None]] = field(default_factory=dict)
+    """Each vertex's coalesced watermarks once this epoch's items have reached it."""
 
     def coalesce(self, vertex: str) -> dict[int, int | None]:
         """Coalesce the vertex's inbound watermarks now that its senders ran this epoch."""
+        self.wm_before[vertex] = self.watermarks.coalesced(vertex)
+        coalesced = self.watermarks.coalesce(self.plan, vertex)
         if self.final:
-            return {g: FINAL_WATERMARK for g in range(self.plan.vertex(vertex).parallelism)}
-        return self.watermarks.coalesce(self.plan, vertex)
+            parallelism = self.plan.vertex(vertex).parallelism
+            coalesced = {g: FINAL_WATERMARK for g in range(parallelism)}
+        self.wm_after[vertex] = coalesced
+        return coalesced
 
 
 FINAL_WATERMARK = 2**62
