@@ -112,6 +112,10 @@ def test_a_stream_survives_five_sigkilled_workers_exactly_once(
     for kill in range(KILLS):
         # Each attempt must have restored and committed a snapshot of its own before it dies.
         def progressed(j: Job, after: int = seen) -> bool:
+            assert j.status in {"QUEUED", "STARTING", "RUNNING"}, (
+                f"{j.status} before a kill: {j.error_message}",
+                [log_of(w.log) for w in workers],
+            )
             return j.status == "RUNNING" and snapshot_id(j) > after
 
         job = poll(

@@ -13,6 +13,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import JobResult, Snapshot
+from jetspark.jobs import service, snapshots
+from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from tests.worker.conftest import drive_until, status_of
 from worker.loop import Worker
@@ -100,3 +102,138 @@ def test_a_lost_workers_stream_goes_on_from_its_last_snapshot_exactly_once(
     map_key = keys.redis_map(body["dag"]["vertices"][3]["params"]["map"])
     assert redis_client.hlen(map_key) == 2400
     redis_client.delete(map_key)
+
+
+def windowed_stream(
+    name: str,
+    *,
+    count: int | None,
+    members: int,
+    initial_snapshot: str | None = None,
+    size_ms: int = 1000,
+) -> dict[str, Any]:
+    """Events ``ts = seq * 7`` keyed by ``seq % 5``, counted in tumbling windows."""
+    return {
+        "name": name,
+        "dag": {
+            "vertices": [
+                {
+                    "name": "numbers",
+                    "processor": "source.sequence",
+                    "params": {"count": count, "rate_per_s": 10_000_000},
+                },
+                {
+                    "name": "events",
+                    "processor": "map",
+                    "params": {"select": {"seq": "seq", "ts": "seq * 7", "k": "seq % 5"}},
+                },
+                {
+                    "name": "stamped",
+                    "processor": "insert_watermarks",
+                    "params": {"timestamp": "ts", "allowed_lag_ms": 100},
+                },
+                {
+                    "name": "windows",
+                    "processor": "window",
+                    "params": {
+                        "timestamp": "ts",
+                        "type": "tumbling",
+                        "size_ms": size_ms,
+                        "key": "k",
+                        "aggregations": {"n": "count(*)", "total": "sum(seq)"},
+                    },
+                },
+                {"name": "results", "processor": "sink.results", "local_parallelism": 1},
+            ],
+            "edges": [
+                {"from": "numbers", "to": "events"},
+                {"from": "events", "to": "stamped"},
+                {"from": "stamped", "to": "windows", "routing": "partitioned", "key": "k"},
+                {"from": "windows", "to": "results"},
+            ],
+        },
+        "config": {
+            "members": members,
+            "local_parallelism": 1,
+            "processing_guarantee": "exactly_once",
+            "snapshot_interval_ms": 100,
+            "initial_snapshot": initial_snapshot,
+        },
+    }
+
+
+def tumbling_reference(count: int) -> dict[tuple[int, int], tuple[int, int]]:
+    """(window start, key) -> (count, sum of seq) of 1 s windows over ``ts = seq * 7``."""
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for seq in range(count):
+        window = (seq * 7 // 1000 * 1000, seq % 5)
+        n, total = out.get(window, (0, 0))
+        out[window] = (n + 1, total + seq)
+    return out
+
+
+def window_results(sessions: sessionmaker[Session], *job_ids: uuid.UUID) -> list[Any]:
+    with sessions() as session:
+        items = session.execute(select(JobResult.item).where(JobResult.job_id.in_(job_ids)))
+        return [((i["window_start"], i["key"]), (i["n"], i["total"])) for i in items.scalars()]
+
+
+def held_by_nobody(worker: Worker, job_id: uuid.UUID) -> bool:
+    worker.forget_finished()
+    return job_id not in worker.held
+
+
+def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    redis_client: redis.Redis,
+    keys: Keys,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
+    job_id = submit(windowed_stream("suspended", count=3000, members=1))
+    worker = make_worker("w")
+    drive_until([worker], lambda: committed_snapshot(sessions, job_id) >= 2, what="snapshots")
+    with sessions() as session:
+        service.request_transition(session, job_id=job_id, action="suspend")
+    drive_until([worker], lambda: held_by_nobody(worker, job_id), what="the job let go")
+    assert status_of(sessions, job_id) == "SUSPENDED"
+    with sessions() as session:
+        service.request_transition(session, job_id=job_id, action="resume")
+    stream.announce(redis_client, keys, job_id)
+    drive_until([worker], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
+    got = window_results(sessions, job_id)
+    assert len(got) == len(dict(got)), "a window was emitted twice"
+    assert dict(got) == tumbling_reference(3000)
+
+
+def test_an_exported_snapshot_starts_a_rescaled_job_with_exact_windows(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
+    first = submit(windowed_stream("on two members", count=None, members=2))
+    worker = make_worker("w")
+    drive_until([worker], lambda: committed_snapshot(sessions, first) >= 2, what="snapshots")
+    with sessions() as session:
+        service.request_transition(session, job_id=first, action="cancel")
+    drive_until([worker], lambda: held_by_nobody(worker, first), what="the job let go")
+    name = f"two-members-{uuid.uuid4().hex[:8]}"
+    with sessions() as session:
+        exported = snapshots.export_snapshot(session, first, name)
+        assert exported.name == name and exported.stats["vertices"]["windows"]["rows"] > 0
+
+    # A DAG whose window state has another shape is refused, saying what differs.
+    with pytest.raises(snapshots.SnapshotConflict, match=r"'windows' changed .*size_ms"):
+        submit(windowed_stream("other", count=3000, members=3, initial_snapshot=name, size_ms=500))
+    with pytest.raises(snapshots.SnapshotConflict, match="no exported snapshot"):
+        submit(windowed_stream("none", count=3000, members=3, initial_snapshot="no-such"))
+
+    second = submit(windowed_stream("on three", count=3000, members=3, initial_snapshot=name))
+    drive_until([worker], lambda: status_of(sessions, second) == "COMPLETED", deadline_s=180)
+    got = window_results(sessions, first, second)
+    assert len(got) == len(dict(got)), "a window was emitted by both jobs"
+    assert dict(got) == tumbling_reference(3000)

@@ -1,0 +1,255 @@
+"""Streaming: sustained events/s with exactly-once snapshots vs none, watermark lag, recovery.
+
+Run: ``make bench-streaming`` (``.venv/bin/python -m bench.streaming [--seconds S]``).
+One in-process worker (warm SparkSession, ``local[2]``) on real PostgreSQL and Redis
+(``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL``, else the embedded servers) runs:
+
+1. throughput, both guarantees in the same run: ``source.sequence`` (unbounded, as fast as
+   it goes) -> ``insert_watermarks`` -> ``window`` (tumbling 1 s, 1,000 keys) ->
+   ``sink.logger``; events/s = items the sink received over the measured epochs, read from
+   the job's committed progress. The ratio exactly_once / none is the snapshot overhead.
+2. watermark lag: the same DAG fed at a fixed rate with 1 s epochs; the lag of the window
+   vertex's coalesced watermark behind the wall clock, from the metric ticks each epoch
+   publishes (p50, p99), against the epoch interval.
+3. recovery: the worker holding an exactly-once job is lost (its job threads stop, its lease
+   runs out); a second worker takes over. Reported: loss -> claimed by the other worker, and
+   claimed -> its first committed snapshot (the restore and one epoch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import redis
+from sqlalchemy.orm import sessionmaker
+
+from bench.submit_latency import fresh_database, percentile, services
+from jetspark.dag.model import JobSpec
+from jetspark.db.engine import make_engine
+from jetspark.db.tables import Job
+from jetspark.jobs import service
+from jetspark.queue import stream
+from jetspark.queue.keys import Keys
+from jetspark.settings import DagLimits, WorkerSettings
+from jetspark.spark_session import build_spark_session
+from worker.engine import run_job
+from worker.loop import Worker
+
+KEYS = 1000
+
+
+def pipeline(guarantee: str, *, rate: int | None, interval_ms: int) -> dict[str, Any]:
+    return {
+        "name": f"bench-{guarantee}",
+        "dag": {
+            "vertices": [
+                {
+                    "name": "events",
+                    "processor": "source.sequence",
+                    "params": {"count": None, "rate_per_s": rate},
+                },
+                {
+                    "name": "stamped",
+                    "processor": "insert_watermarks",
+                    "params": {"timestamp": "ts", "allowed_lag_ms": 0},
+                },
+                {
+                    "name": "windows",
+                    "processor": "window",
+                    "params": {
+                        "timestamp": "ts",
+                        "type": "tumbling",
+                        "size_ms": 1000,
+                        "key": f"seq % {KEYS}",
+                        "aggregations": {"n": "count(*)"},
+                    },
+                },
+                {"name": "sink", "processor": "sink.logger"},
+            ],
+            "edges": [
+                {"from": "events", "to": "stamped"},
+                {
+                    "from": "stamped",
+                    "to": "windows",
+                    "routing": "partitioned",
+                    "key": f"seq % {KEYS}",
+                },
+                {"from": "windows", "to": "sink"},
+            ],
+        },
+        "config": {
+            "members": 1,
+            "local_parallelism": 2,
+            "processing_guarantee": guarantee,
+            "snapshot_interval_ms": interval_ms,
+        },
+    }
+
+
+class Stack:
+    """Services, a database of its own, a warm worker: what every measurement runs on."""
+
+    def __init__(self, home: Path) -> None:
+        database, redis_url = services(home)
+        self.engine = make_engine(fresh_database(database), pool_size=6)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.client = redis.Redis.from_url(redis_url, decode_responses=True)
+        self.keys = Keys(f"bench-{uuid.uuid4().hex[:6]}")
+        self.spark = build_spark_session(master="local[2]", app_name="jetspark-bench")
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.workers: list[tuple[Worker, threading.Thread]] = []
+
+    def start_worker(self, lease_s: float = 15.0) -> Worker:
+        settings = WorkerSettings(lease_s=lease_s, heartbeat_s=0.2, max_concurrent_jobs=2)
+        worker = Worker(
+            spark=self.spark,
+            sessions=self.sessions,
+            client=self.client,
+            keys=self.keys,
+            engine_run=run_job,
+            settings=settings,
+        )
+        thread = threading.Thread(target=worker.run, daemon=True)
+        thread.start()
+        self.workers.append((worker, thread))
+        return worker
+
+    def submit(self, body: dict[str, Any]) -> uuid.UUID:
+        with self.sessions() as session:
+            spec = JobSpec.model_validate(body)
+            job = service.submit_job(session, spec=spec, limits=DagLimits()).job
+            stream.announce(self.client, self.keys, job.id)
+            return job.id
+
+    def job(self, job_id: uuid.UUID) -> Job:
+        with self.sessions() as session:
+            job = session.get(Job, job_id)
+            assert job is not None
+            return job
+
+    def cancel(self, job_id: uuid.UUID) -> None:
+        with self.sessions() as session:
+            service.request_transition(session, job_id=job_id, action="cancel")
+
+    def wait(self, job_id: uuid.UUID, ready: Any, deadline_s: float = 300) -> Job:
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            job = self.job(job_id)
+            if ready(job):
+                return job
+            time.sleep(0.05)  # polling the worker threads' database writes
+        raise TimeoutError(f"job {job_id}: not ready within {deadline_s} s")
+
+    def close(self) -> None:
+        for worker, thread in self.workers:
+            worker.stop()
+            thread.join(timeout=30)
+        self.spark.stop()
+        self.engine.dispose()
+
+
+def epoch_of(job: Job) -> int:
+    return int(job.last_snapshot["epoch"]) if job.last_snapshot else 0
+
+
+def throughput(stack: Stack, guarantee: str, seconds: float) -> float:
+    """Events/s the sink received between the end of the warm-up and ``seconds`` later."""
+    job_id = stack.submit(pipeline(guarantee, rate=None, interval_ms=100))
+    warm = stack.wait(job_id, lambda j: j.status == "RUNNING" and j.items_out > 0)
+    warm = stack.wait(job_id, lambda j, base=warm.items_out: j.items_out > base)
+    began, start_items = time.monotonic(), warm.items_out
+    time.sleep(seconds)  # the job runs on the worker's threads meanwhile
+    now = stack.job(job_id)
+    elapsed = time.monotonic() - began
+    stack.cancel(job_id)
+    return (now.items_out - start_items) / elapsed
+
+
+def watermark_lag(stack: Stack, seconds: float, rate: int, interval_ms: int) -> list[float]:
+    """Lag of the window vertex's coalesced watermark behind the clock, per metric tick."""
+    job_id = stack.submit(pipeline("exactly_once", rate=rate, interval_ms=interval_ms))
+    stack.wait(job_id, lambda j: epoch_of(j) >= 2)
+    began, lags, last = time.monotonic(), [], "0-0"
+    events = stack.keys.job_events(job_id)
+    while time.monotonic() - began < seconds:
+        read: Any = stack.client.xread({events: last}, block=500) or []
+        for _, entries in read:
+            for entry_id, fields in entries:
+                last = entry_id
+                if fields.get("kind") == "metrics":
+                    data = json.loads(fields["data"])
+                    lag = data["vertices"]["windows"].get("lag_ms")
+                    if lag is not None:
+                        lags.append(float(lag))
+    stack.cancel(job_id)
+    return lags
+
+
+def recovery(stack: Stack) -> tuple[float, float]:
+    """(loss -> claimed elsewhere, claimed -> first snapshot there), lease of 3 s."""
+    first = stack.start_worker(lease_s=3)
+    job_id = stack.submit(pipeline("exactly_once", rate=200_000, interval_ms=500))
+    job = stack.wait(job_id, lambda j: j.status == "RUNNING" and epoch_of(j) >= 2)
+    first.stop()  # no more heartbeats: its lease runs out
+    first.stop_running_jobs()
+    lost = time.monotonic()
+    stack.start_worker(lease_s=3)
+    claimed = stack.wait(job_id, lambda j: j.attempt == job.attempt + 1 and j.status == "RUNNING")
+    at_claim = time.monotonic()
+    stack.wait(job_id, lambda j: epoch_of(j) > epoch_of(claimed))
+    done = time.monotonic()
+    stack.cancel(job_id)
+    return at_claim - lost, done - at_claim
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    os.environ.setdefault("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "100")
+    os.environ.setdefault("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000000")
+    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
+        stack = Stack(Path(home))
+        try:
+            stack.start_worker()
+            rates: dict[str, list[float]] = {"none": [], "exactly_once": []}
+            for _ in range(args.rounds):  # alternated, so drift hits both alike
+                for guarantee in rates:
+                    rates[guarantee].append(throughput(stack, guarantee, args.seconds))
+            none, exact = (statistics.median(rates[g]) for g in ("none", "exactly_once"))
+            print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink")
+            print(f"  none          {none:12,.0f}   runs {[round(r) for r in rates['none']]}")
+            print(
+                f"  exactly_once  {exact:12,.0f}   runs {[round(r) for r in rates['exactly_once']]}"
+            )
+            print(
+                f"  ratio exactly_once / none: {exact / none:.2f} (overhead {1 - exact / none:.0%})"
+            )
+            interval = 1000
+            lags = watermark_lag(stack, args.seconds, rate=100_000, interval_ms=interval)
+            print(
+                f"watermark lag at the window, 1 s epochs, {len(lags)} ticks: "
+                f"p50 {percentile(lags, 0.5):.0f} ms, p99 {percentile(lags, 0.99):.0f} ms "
+                f"({percentile(lags, 0.99) / interval:.2f} x the epoch interval)"
+            )
+            reclaim, resume = recovery(stack)
+            print(
+                f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "
+                f"reclaimed -> first new snapshot {resume:.1f} s"
+            )
+        finally:
+            stack.close()
+
+
+if __name__ == "__main__":
+    main()
