@@ -37,7 +37,7 @@ AGGREGATIONS = {
     "mean": "avg(v)",
 }
 KEYS = ["a", "bb", "ccc"]
-EPOCHS = 5
+EPOCHS = 4
 LAG = 60
 PARTITION_COUNT = 271
 
@@ -54,7 +54,7 @@ class Event:
     epoch: int
 
 
-def events(seed: int, parallelism: int, count: int = 500) -> list[Event]:
+def events(seed: int, parallelism: int, count: int = 400) -> list[Event]:
     """Time advances in small steps with occasional pauses (sessions end there); most items
     are a little out of order, a few are far behind."""
     rng = random.Random(seed)
@@ -426,3 +426,17 @@ def test_items_over_a_fused_edge_stay_with_their_processor(spark: SparkSession) 
     result = aggregate_step(frame, None, params, parallelism=3, partition_count=271, final=True)
     assert Counter({r["__pid"]: r["n"] for r in emitted(result)}) == per_partition
     frame.unpersist()
+
+
+def test_a_timestamp_typed_event_time_counts_in_milliseconds(spark: SparkSession) -> None:
+    params = WindowParams(
+        timestamp="timestamp_millis(ts)",
+        type="tumbling",
+        size_ms=100,
+        aggregations={"n": "count(*)"},
+    )
+    rows = [(0, "a", 50, 1), (0, "a", 150, 1), (0, "a", 160, 1)]
+    out, _, _ = one_epoch(spark, rows, None, params, before=None, after=None, final=True)
+    assert sorted((r["window_start"], r["window_end"], r["n"]) for r in out) == [
+        (0, 100, 1), (100, 200, 2),
+    ]  # fmt: skip

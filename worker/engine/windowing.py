@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, TimestampNTZType, TimestampType
 
 from jetspark.dag.processors import WindowParams
 from worker.engine import aggregation
@@ -52,6 +53,7 @@ from worker.engine.stateful_aggregate import (
 START = "__window_start"
 END = "__window_end"
 _SESSION = "__session"
+_REACH = "__reach"
 
 
 def window_step(
@@ -82,7 +84,8 @@ def window_step(
     keyed = params.key is not None
     frame = with_processor(items, key=params.key, parallelism=parallelism)
     processor = F.col(PROCESSOR)
-    frame = frame.withColumn(TS, F.expr(params.timestamp).cast("bigint"))
+    frame = frame.withColumn(TS, F.expr(params.timestamp))
+    frame = frame.withColumn(TS, _millis(F.col(TS), frame.schema[TS].dataType))
     before = per_processor(wm_before, processor)
     late = before.isNotNull() & (F.col(TS) < before)
     # An item without an event time belongs to no window: dropped, as are the late ones.
@@ -108,6 +111,14 @@ def window_step(
         state=kept.select(*[column(c) for c in state_columns]),
         late=late_counts(frame, late),
     )
+
+
+def _millis(ts: Column, data_type: DataType) -> Column:
+    """Event time in ms: a number as it is, a timestamp by its epoch millis (a plain cast
+    would give seconds)."""
+    if isinstance(data_type, TimestampType | TimestampNTZType):
+        return F.unix_millis(ts.cast("timestamp"))
+    return ts.cast("bigint")
 
 
 def _accumulated(on_time: DataFrame, group: list[str], params: WindowParams) -> DataFrame:
@@ -166,10 +177,11 @@ def _sessions(
     # key): the frame's SLOT partitioning already satisfies it, so no row moves.
     ordered = Window.partitionBy(*owner).orderBy(START, END)
     reach = F.max(END).over(ordered.rowsBetween(Window.unboundedPreceding, -1))
-    begins = F.when(reach.isNull() | (F.col(START) >= reach), 1).otherwise(0)
-    numbered = placed.withColumn(
+    reached = placed.withColumn(_REACH, reach)
+    begins = F.when(F.col(_REACH).isNull() | (F.col(START) >= F.col(_REACH)), 1).otherwise(0)
+    numbered = reached.withColumn(
         _SESSION, F.sum(begins).over(ordered.rowsBetween(Window.unboundedPreceding, 0))
-    )
+    ).drop(_REACH)
     bounds = [F.min(START).alias(START), F.max(END).alias(END)]
     merged = merge_groups(
         numbered,
