@@ -89,7 +89,7 @@ def test_a_lost_workers_stream_goes_on_from_its_last_snapshot_exactly_once(
     job_id = submit(body)
     a = make_worker("a")
     drive_until(
-        [a], lambda: committed_snapshot(sessions, job_id) >= 2, what="two snapshots committed"
+        [a], lambda: committed_snapshot(sessions, job_id) >= 2, what="two snapshots", deadline_s=180
     )
     a.stop_running_jobs()  # A is lost: its job stays RUNNING until the lease runs out
     assert status_of(sessions, job_id) == "RUNNING"
@@ -148,7 +148,13 @@ def windowed_stream(
             "edges": [
                 {"from": "numbers", "to": "events"},
                 {"from": "events", "to": "stamped"},
-                {"from": "stamped", "to": "windows", "routing": "partitioned", "key": "k"},
+                {
+                    "from": "stamped",
+                    "to": "windows",
+                    "routing": "partitioned",
+                    "key": "k",
+                    "distributed": True,
+                },
                 {"from": "windows", "to": "results"},
             ],
         },
@@ -194,10 +200,17 @@ def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
     job_id = submit(windowed_stream("suspended", count=3000, members=1))
     worker = make_worker("w")
-    drive_until([worker], lambda: committed_snapshot(sessions, job_id) >= 2, what="snapshots")
+    drive_until(
+        [worker],
+        lambda: committed_snapshot(sessions, job_id) >= 2,
+        what="snapshots",
+        deadline_s=180,
+    )
     with sessions() as session:
         service.request_transition(session, job_id=job_id, action="suspend")
-    drive_until([worker], lambda: held_by_nobody(worker, job_id), what="the job let go")
+    drive_until(
+        [worker], lambda: held_by_nobody(worker, job_id), what="the job let go", deadline_s=120
+    )
     assert status_of(sessions, job_id) == "SUSPENDED"
     with sessions() as session:
         service.request_transition(session, job_id=job_id, action="resume")
@@ -217,10 +230,14 @@ def test_an_exported_snapshot_starts_a_rescaled_job_with_exact_windows(
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
     first = submit(windowed_stream("on two members", count=None, members=2))
     worker = make_worker("w")
-    drive_until([worker], lambda: committed_snapshot(sessions, first) >= 2, what="snapshots")
+    drive_until(
+        [worker], lambda: committed_snapshot(sessions, first) >= 2, what="snapshots", deadline_s=180
+    )
     with sessions() as session:
         service.request_transition(session, job_id=first, action="cancel")
-    drive_until([worker], lambda: held_by_nobody(worker, first), what="the job let go")
+    drive_until(
+        [worker], lambda: held_by_nobody(worker, first), what="the job let go", deadline_s=120
+    )
     name = f"two-members-{uuid.uuid4().hex[:8]}"
     with sessions() as session:
         exported = snapshots.export_snapshot(session, first, name)

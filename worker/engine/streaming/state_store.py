@@ -64,9 +64,10 @@ def write_state(
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import redis as redis_client
 
-        table = pa.Table.from_batches(list(batches))
+        received = [batch for batch in batches if batch.num_rows]
         written: list[tuple[int, int, int]] = []
-        if table.num_rows:
+        if received:
+            table = pa.Table.from_batches(received)
             client = redis_client.Redis.from_url(url)
             pipe = client.pipeline(transaction=False)
             parts = table.column(PARTITION).to_pylist()
