@@ -35,6 +35,10 @@ class EpochScope:
     """Late items dropped this epoch, per window vertex."""
     wm_before: dict[str, dict[int, int | None]] = field(default_factory=dict)
     """Each vertex's coalesced watermarks as the epoch began."""
+    job_t0_ms: int = 0
+    """When the job's first epoch was planned: fixed for the job's whole life (carried in the
+    planned ranges and the snapshots' offsets), so a replayed epoch's ``sink.redis_stream``
+    ids, ``<job_t0_ms + epoch>-<n>``, are the lost attempt's."""
 
     def coalesce(self, vertex: str) -> dict[int, int | None]:
         """Coalesce the vertex's inbound watermarks now that its senders ran this epoch."""
