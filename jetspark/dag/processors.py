@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Scalar = str | int | float | bool | None
 Expr = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -39,6 +39,26 @@ class FilesSource(Params):
     path: Annotated[str, Field(min_length=1)]
     format: FileFormat = FileFormat.text
     watch: bool = False
+
+
+RedisKey = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")]
+"""A full Redis key name, as the user gives it (no namespace is added): non-empty, no NUL."""
+
+
+class RedisStreamSource(Params):
+    """Stream g, g+P, g+2P... to processor g; ``start`` "0" reads each stream from its
+    beginning, "$" only what is added after the job started."""
+
+    streams: Annotated[list[RedisKey], Field(min_length=1)]
+    start: Literal["0", "$"] = "0"
+    max_per_epoch: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("streams")
+    @classmethod
+    def _distinct(cls, streams: list[str]) -> list[str]:
+        if len(set(streams)) != len(streams):
+            raise ValueError("a stream is named twice")
+        return streams
 
 
 class MapParams(Params):
@@ -100,6 +120,13 @@ class RedisMapSink(Params):
     key: Expr
 
 
+class RedisStreamSink(Params):
+    """XADD every item to ``stream`` (a full key name) with ids fixed per epoch."""
+
+    stream: RedisKey
+    maxlen: Annotated[int, Field(ge=1)] | None = None
+
+
 class PythonParams(Params):
     class_: Annotated[str, Field(alias="class", pattern=r"^[\w.]+:\w+$")]
     args: dict[str, Scalar | list[Scalar] | dict[str, Scalar]] = Field(default_factory=dict)
@@ -151,6 +178,7 @@ _KINDS = (
     ProcessorKind("source.items", ItemsSource, "source", (0, 0)),
     ProcessorKind("source.sequence", SequenceSource, "source", (0, 0)),
     ProcessorKind("source.files", FilesSource, "source", (0, 0)),
+    ProcessorKind("source.redis_stream", RedisStreamSource, "source", (0, 0)),
     ProcessorKind("map", MapParams, "transform", (1, 1), ("select",)),
     ProcessorKind("filter", FilterParams, "transform", (1, 1), ("where",)),
     ProcessorKind("flat_map", FlatMapParams, "transform", (1, 1), ("explode",)),
@@ -177,6 +205,7 @@ _KINDS = (
     ProcessorKind("sink.results", NoParams, "sink", (1, None)),
     ProcessorKind("sink.files", FilesSink, "sink", (1, None)),
     ProcessorKind("sink.redis_map", RedisMapSink, "sink", (1, None), ("key",)),
+    ProcessorKind("sink.redis_stream", RedisStreamSink, "sink", (1, None)),
     ProcessorKind("sink.logger", NoParams, "sink", (1, None)),
     ProcessorKind("python", PythonParams, "transform", (0, None)),
 )

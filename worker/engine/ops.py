@@ -21,6 +21,7 @@ from worker.engine import aggregation
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.python import PythonOp
+from worker.engine.redis_streams import now_ms, stream_frame, write_stream
 from worker.engine.routing import (
     SLOT,
     by_processor,
@@ -170,6 +171,18 @@ class FilesSourceOp:
         if frame.rdd.getNumPartitions() >= n:
             return frame.coalesce(n)  # whole file splits per processor, without a shuffle
         return place(frame, spray(first=F.lit(0), width=n), n)
+
+
+class RedisStreamSourceOp:
+    """Exactly the entries the epoch's range names: processor g reads streams g, g+P..."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = _params(ctx, p.RedisStreamSource)
+        if ctx.epoch is None:
+            raise EngineError("source.redis_stream is unbounded: it runs in epochs")
+        planned = ctx.epoch.ranges[ctx.vertex.name]["streams"]
+        ranges = [(s, planned[s]["after"], planned[s]["until"]) for s in params.streams]
+        return stream_frame(ctx.spark, ctx.redis.url, ranges, ctx.vertex.parallelism)
 
 
 class MapOp:
@@ -428,6 +441,27 @@ class RedisMapSinkOp:
         return frame
 
 
+class RedisStreamSinkOp:
+    """XADD each item, ids ``<job_t0_ms + epoch>-<n>``: a replayed epoch writes nothing twice
+    (see ``worker.engine.redis_streams``). A bounded job's ids are ``<its start>-<n>``."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = _params(ctx, p.RedisStreamSink)
+        frame = _union(ctx.inputs)
+        epoch_ms = now_ms() if ctx.epoch is None else ctx.epoch.job_t0_ms + ctx.epoch.epoch
+        done = write_stream(
+            frame, url=ctx.redis.url, stream=params.stream, maxlen=params.maxlen, epoch_ms=epoch_ms
+        )
+        log.info(
+            "sink.redis_stream",
+            vertex=ctx.vertex.name,
+            stream=params.stream,
+            written=done.written,
+            already_written=done.skipped,
+        )
+        return frame
+
+
 def _union(frames: list[DataFrame]) -> DataFrame:
     """A sink's inbound frames as one, without the routing column."""
     first, *rest = (without_slot(frame) for frame in frames)
@@ -440,6 +474,7 @@ OPS: dict[str, Op] = {
     "source.items": ItemsSourceOp(),
     "source.sequence": SequenceSourceOp(),
     "source.files": FilesSourceOp(),
+    "source.redis_stream": RedisStreamSourceOp(),
     "map": MapOp(),
     "filter": FilterOp(),
     "flat_map": FlatMapOp(),
@@ -452,5 +487,6 @@ OPS: dict[str, Op] = {
     "sink.logger": LoggerSinkOp(),
     "sink.files": FilesSinkOp(),
     "sink.redis_map": RedisMapSinkOp(),
+    "sink.redis_stream": RedisStreamSinkOp(),
     "python": PythonOp(),
 }

@@ -76,6 +76,9 @@ class _Stream:
         self.keys = Keys(control.redis.namespace)
         self.client = redis.Redis.from_url(self.redis_url)
         self.sources = [n for n in plan.order if not plan.inbound(n)]
+        self.planners = {s: planner_for(dag.kind(s).name, control.redis) for s in self.sources}
+        self.job_t0_ms = _now_ms()
+        """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
         self.fingerprint = dag_fingerprint(spec)
         self.counts: dict[str, VertexCounts] = {}
@@ -94,17 +97,16 @@ class _Stream:
             if restored is None:
                 raise EngineError(f"no committed snapshot is named {name!r}")
         if restored is None:
-            now = _now_ms()
-            offsets = {
-                s: planner_for(self.dag.kind(s).name).start(self.dag.params[s], now)
-                for s in self.sources
-            }
+            now = self.job_t0_ms = _now_ms()
+            offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
             return 0, offsets, WatermarkTracker.for_plan(self.plan)
         log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
         self.state = self.restore_state(restored)
         saved = restored.offsets.get("counts", {})
         self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
+        if restored.job_id == self.job.id:  # another job's (initial) snapshot: a t0 of its own
+            self.job_t0_ms = int(restored.offsets.get("job_t0_ms", self.job_t0_ms))
         return restored.epoch, dict(restored.offsets["sources"]), tracker
 
     def restore_state(self, record: SnapshotRecord) -> dict[str, DataFrame]:
@@ -162,6 +164,8 @@ class _Stream:
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
                 ranges = self.control.epochs.planned_ranges(epoch)
+                if ranges is not None:
+                    self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
                 if self.control.cancelled.wait(max(0.0, next_start - time.monotonic())):
                     continue
@@ -170,14 +174,11 @@ class _Stream:
                     self.control.epochs.plan_epoch(epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
             offsets = {
-                s: planner_for(self.dag.kind(s).name).advance(
-                    self.dag.params[s], offsets[s], ranges[s]
-                )
+                s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
                 for s in self.sources
             }
             final = all(
-                planner_for(self.dag.kind(s).name).exhausted(self.dag.params[s], offsets[s])
-                for s in self.sources
+                self.planners[s].exhausted(self.dag.params[s], offsets[s]) for s in self.sources
             )
             scope = EpochScope(
                 epoch=epoch,
@@ -187,6 +188,7 @@ class _Stream:
                 ranges=ranges,
                 watermarks=tracker,
                 state_in=self.state,
+                job_t0_ms=self.job_t0_ms,
             )
             execution = _Execution(self.spark, self.plan, self.dag, self.control, scope)
             execution.sink_results = scope.results
@@ -217,12 +219,13 @@ class _Stream:
     def plan_ranges(self, offsets: dict[str, Any]) -> dict[str, Any]:
         now = _now_ms()
         ranges: dict[str, Any] = {
-            s: planner_for(self.dag.kind(s).name).plan(
+            s: self.planners[s].plan(
                 self.dag.params[s], offsets[s], now, self.settings.max_items_per_epoch
             )
             for s in self.sources
         }
         ranges["__now_ms"] = now
+        ranges["__job_t0_ms"] = self.job_t0_ms
         return ranges
 
     def quiet_epoch(self, scope: EpochScope) -> None:
@@ -309,6 +312,7 @@ class _Stream:
                 "source_kinds": {s: self.dag.vertices[s].processor for s in self.sources},
                 "watermarks": scope.watermarks.to_json(),
                 "counts": {n: vars(c).copy() for n, c in self.counts.items()},
+                "job_t0_ms": scope.job_t0_ms,
             },
             stats={
                 "partition_count": self.plan.partition_count,

@@ -40,6 +40,10 @@ class EpochScope:
     """Each vertex's coalesced watermarks as the epoch began."""
     wm_after: dict[str, dict[int, int | None]] = field(default_factory=dict)
     """Each vertex's coalesced watermarks once this epoch's items have reached it."""
+    job_t0_ms: int = 0
+    """When the job's first epoch was planned: fixed for the job's whole life (carried in the
+    planned ranges and the snapshots' offsets), so a replayed epoch's ``sink.redis_stream``
+    ids, ``<job_t0_ms + epoch>-<n>``, are the lost attempt's."""
 
     def coalesce(self, vertex: str) -> dict[int, int | None]:
         """Coalesce the vertex's inbound watermarks now that its senders ran this epoch."""

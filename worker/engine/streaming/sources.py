@@ -8,11 +8,14 @@ every sink's output for that epoch is the same. Offsets and ranges are plain JSO
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from jetspark.dag import processors as p
+from worker.engine.contract import RedisTarget
+from worker.engine.redis_streams import RedisStreamPlanner
 
 Json = dict[str, Any]
 
@@ -113,6 +116,8 @@ def is_empty(planned: Json) -> bool:
         return bool(planned["high"] <= planned["low"])
     if "files" in planned:
         return not planned["files"]
+    if "streams" in planned:
+        return all(bounds["until"] is None for bounds in planned["streams"].values())
     return not planned.get("all", True)
 
 
@@ -134,7 +139,16 @@ PLANNERS: dict[str, SourcePlanner] = {
 }
 
 
-def planner_for(kind: str) -> SourcePlanner:
+PLANNER_FACTORIES: dict[str, Callable[[RedisTarget], SourcePlanner]] = {
+    "source.redis_stream": lambda target: RedisStreamPlanner(target.url),
+}
+"""Kinds whose planner reads the worker's Redis (made per job, for its ``JobControl.redis``)."""
+
+
+def planner_for(kind: str, redis: RedisTarget | None = None) -> SourcePlanner:
+    factory = PLANNER_FACTORIES.get(kind)
+    if factory is not None:
+        return factory(redis or RedisTarget.from_settings())
     return PLANNERS.get(kind, OncePlanner())
 
 
@@ -147,5 +161,5 @@ def is_unbounded(kind: str, params: BaseModel) -> bool:
     return kind in UNBOUNDED_KINDS
 
 
-UNBOUNDED_KINDS: set[str] = set()
+UNBOUNDED_KINDS: set[str] = {"source.redis_stream"}
 """Source kinds that are always unbounded (registered with their planner)."""
