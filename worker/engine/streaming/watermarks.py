@@ -91,7 +91,8 @@ class WatermarkTracker:
             elif marks.last_item_ms is None:
                 marks.last_item_ms = now_ms  # the idle clock starts with the job
             if idle_timeout_ms is not None and top is None:
-                marks.idle = now_ms - (marks.last_item_ms or now_ms) >= idle_timeout_ms
+                quiet_since = now_ms if marks.last_item_ms is None else marks.last_item_ms
+                marks.idle = now_ms - quiet_since >= idle_timeout_ms
             if marks.top_observed is not None:
                 candidate = marks.top_observed - allowed_lag_ms
                 if marks.forwarded is None or candidate > marks.forwarded:
