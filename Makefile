@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench-processors: install
 # Streaming: events/s exactly-once vs none, watermark lag, recovery after a lost worker.
 bench-streaming: install
 	$(BIN)/python -m bench.streaming
+
+# 20 SIGKILLs of the worker holding an exactly-once stream: lost/duplicated windows (must be 0).
+bench-chaos: install
+	$(BIN)/python -m bench.chaos
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
