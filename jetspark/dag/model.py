@@ -76,6 +76,8 @@ class JobConfig(InputModel):
     processing_guarantee: ProcessingGuarantee = ProcessingGuarantee.none
     snapshot_interval_ms: PositiveInt = 10_000
     initial_snapshot: str | None = None
+    backup_count: Annotated[int, Field(ge=0, le=6)] = 0
+    """Redis replicas that must acknowledge each snapshot write (``WAIT``) before it commits."""
     max_processor_accumulated_records: PositiveInt | None = None
     timeout_s: Annotated[float, Field(gt=0)] | None = None
 

@@ -25,6 +25,7 @@ T = TypeVar("T", bound="JobConfig")
 class JobConfig:
     """ 
         Attributes:
+            backup_count (int | Unset):  Default: 0.
             initial_snapshot (None | str | Unset):
             local_parallelism (int | None | Unset):
             max_processor_accumulated_records (int | None | Unset):
@@ -35,6 +36,7 @@ class JobConfig:
             timeout_s (float | None | Unset):
      """
 
+    backup_count: int | Unset = 0
     initial_snapshot: None | str | Unset = UNSET
     local_parallelism: int | None | Unset = UNSET
     max_processor_accumulated_records: int | None | Unset = UNSET
@@ -49,6 +51,8 @@ class JobConfig:
 
 
     def to_dict(self) -> dict[str, Any]:
+        backup_count = self.backup_count
+
         initial_snapshot: None | str | Unset
         if isinstance(self.initial_snapshot, Unset):
             initial_snapshot = UNSET
@@ -93,6 +97,8 @@ class JobConfig:
 
         field_dict.update({
         })
+        if backup_count is not UNSET:
+            field_dict["backup_count"] = backup_count
         if initial_snapshot is not UNSET:
             field_dict["initial_snapshot"] = initial_snapshot
         if local_parallelism is not UNSET:
@@ -117,6 +123,8 @@ class JobConfig:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        backup_count = d.pop("backup_count", UNSET)
+
         def _parse_initial_snapshot(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -182,6 +190,7 @@ class JobConfig:
 
 
         job_config = cls(
+            backup_count=backup_count,
             initial_snapshot=initial_snapshot,
             local_parallelism=local_parallelism,
             max_processor_accumulated_records=max_processor_accumulated_records,

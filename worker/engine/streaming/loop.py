@@ -323,7 +323,7 @@ class _Stream:
 
     @property
     def backup_count(self) -> int:
-        return int(getattr(self.spec.config, "backup_count", 0) or 0)
+        return self.spec.config.backup_count
 
     def address(self, snapshot_id: int) -> StoreAddress:
         return StoreAddress(

@@ -25,7 +25,8 @@ from jetspark.queue.keys import Keys
 
 PARTITION = "__partition"
 WRITE_TASKS = 8
-WAIT_TIMEOUT_MS = 5_000
+WAIT_TIMEOUT_MS = 2_000
+"""How long a snapshot write waits for its backups before the snapshot fails."""
 
 
 class ReplicasMissing(Exception):
@@ -68,7 +69,7 @@ def write_state(
         written: list[tuple[int, int, int]] = []
         if received:
             table = pa.Table.from_batches(received)
-            client = redis_client.Redis.from_url(url)
+            client = redis_client.Redis.from_url(url, socket_timeout=WAIT_TIMEOUT_MS / 1000 + 10)
             pipe = client.pipeline(transaction=False)
             parts = table.column(PARTITION).to_pylist()
             by_partition: dict[int, list[int]] = {}
