@@ -173,8 +173,10 @@ def main() -> int:
         }
         workers: list[subprocess.Popen[bytes]] = []
 
+        started = iter(range(10_000))
+
         def start() -> None:
-            log = (home / f"worker-{len(workers)}.log").open("wb")
+            log = (home / f"worker-{next(started)}.log").open("wb")
             workers.append(
                 subprocess.Popen(
                     [JETSPARK, "worker"],
@@ -199,7 +201,7 @@ def main() -> int:
             deadline = time.monotonic() + deadline_s
             while time.monotonic() < deadline:
                 j = job()
-                if ready(j):
+                if ready(j) or j.status in {"FAILED", "CANCELLED"}:
                     return j
                 time.sleep(0.1)  # polling other processes' database writes
             raise TimeoutError("the job did not get there in time")
@@ -217,10 +219,10 @@ def main() -> int:
         try:
             for kill in range(args.kills):
                 current = wait(lambda j, s=seen: j.status == "RUNNING" and snapshot_of(j) > s)
-                if killed_at is not None:
-                    recoveries.append(time.monotonic() - killed_at)
                 if current.status != "RUNNING":
                     break
+                if killed_at is not None:
+                    recoveries.append(time.monotonic() - killed_at)
                 seen = snapshot_of(current)
                 pid = int(str(current.worker).split(":")[1])
                 holder = next(w for w in workers if w.pid == pid)
