@@ -58,6 +58,8 @@ class Job(Base):
     items_out: Mapped[int] = mapped_column(BigInteger, default=0)
     vertex_counts: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     """Items in/out per vertex, recorded when the job ends."""
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The final ``JobMetrics`` document, stored with the job's last status by its worker."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,9 @@ class JobControl:
     """The Spark job group the worker set for this job's thread."""
     cancelled: threading.Event = field(default_factory=threading.Event)
     results_cap: int = 100_000
+    counts: Callable[[], Mapping[str, VertexCounts]] | None = None
+    """Set by the engine: the per-vertex counts known so far (the live metrics read it from
+    another thread; it may raise while the engine adds vertices)."""
 
 
 @dataclass

@@ -157,6 +157,7 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
     # them in place rather than reshuffle on every join key.
     spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")
     execution = _Execution(spark, plan, dag, control)
+    control.counts = execution.counters.counts
     try:
         for name in plan.order:
             if control.cancelled.is_set():
