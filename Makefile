@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-metrics clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ bench-engine: install
 # Python processors: Tokenizer processor vs hand-written mapInArrow, 10M words.
 bench-processors: install
 	$(BIN)/python -m bench.python_processors
+
+# Live metrics: the same Python-processor job with metrics reporting on vs off.
+bench-metrics: install
+	$(BIN)/python -m bench.metrics_overhead
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
