@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,10 @@ bench-streaming: install
 # 20 SIGKILLs of the worker holding an exactly-once stream: lost/duplicated windows (must be 0).
 bench-chaos: install
 	$(BIN)/python -m bench.chaos
+
+# Live metrics: the same Python-processor job with metrics reporting on vs off.
+bench-metrics: install
+	$(BIN)/python -m bench.metrics_overhead
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -17,7 +17,18 @@ from api.middleware import BodySizeLimit, RateLimit
 from api.notifications import JobChangeListener
 from api.problems import install_problem_handlers
 from api.prometheus import JobServerCollector, RequestMetrics
-from api.routers import dag_view, dags, events, health, jobs, partitions, scrape, snapshots, web
+from api.routers import (
+    dag_view,
+    dags,
+    events,
+    health,
+    jobs,
+    metrics,
+    partitions,
+    scrape,
+    snapshots,
+    web,
+)
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
 from jetspark.settings import ApiSettings, DagLimits, DatabaseSettings, RedisSettings
@@ -87,6 +98,7 @@ def create_app(
         jobs.router,
         snapshots.router,
         events.router,
+        metrics.router,
         dag_view.router,
         dags.router,
         partitions.router,

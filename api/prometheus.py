@@ -1,4 +1,5 @@
-"""Prometheus ``/metrics``: HTTP requests, jobs by status, worker heartbeats.
+"""Prometheus ``/metrics``: HTTP requests, jobs by status, worker heartbeats, and per vertex
+of each running job its items, backpressure, coalesced watermark and lag.
 
 Each app has its own registry (tests build several apps in one process). Request metrics are
 counted by a pure ASGI middleware, labelled with the route *template* so ids never explode
@@ -20,8 +21,17 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jetspark.db.tables import Job
-from jetspark.jobs.status import JobStatus
+from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
+from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
+
+VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
+    ("items_in", "Items the vertex's processors took in"),
+    ("items_out", "Items the vertex's processors emitted"),
+    ("backpressure_ratio", "Worst share of time a processor was blocked handing output on"),
+    ("coalesced_watermark_seconds", "The vertex's coalesced watermark, Unix seconds"),
+    ("lag_seconds", "Now minus the vertex's coalesced watermark"),
+)
 
 
 class RequestMetrics:
@@ -81,6 +91,34 @@ class JobServerCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield self._jobs_by_status()
         yield from self._worker_heartbeats()
+        yield from self._running_vertices()
+
+    def _running_vertices(self) -> Iterable[Metric]:
+        """Gauges per (job, vertex) of the jobs a worker holds, from their latest document."""
+        families = {
+            name: GaugeMetricFamily(f"jetspark_job_vertex_{name}", text, labels=["job", "vertex"])
+            for name, text in VERTEX_GAUGES
+        }
+        with self.sessions() as session:
+            held = [s.value for s in HELD_BY_WORKER]
+            ids = list(session.scalars(select(Job.id).where(Job.status.in_(held)).limit(500)))
+        raw = self.client.mget([self.keys.job_metrics(i) for i in ids]) if ids else []
+        now = now_ms()
+        for job_id, text in zip(ids, raw or [], strict=True):
+            if text is None:
+                continue
+            doc = JobMetrics.model_validate_json(text)
+            for vertex, m in doc.vertices.items():
+                labels = [str(job_id), vertex]
+                families["items_in"].add_metric(labels, m.items_in)
+                families["items_out"].add_metric(labels, m.items_out)
+                families["backpressure_ratio"].add_metric(labels, m.backpressure_ratio)
+                if m.coalesced_wm is not None:
+                    families["coalesced_watermark_seconds"].add_metric(
+                        labels, m.coalesced_wm / 1000
+                    )
+                    families["lag_seconds"].add_metric(labels, max(0, now - m.coalesced_wm) / 1000)
+        yield from families.values()
 
     def _jobs_by_status(self) -> Metric:
         family = GaugeMetricFamily("jetspark_jobs", "Jobs by status", labels=["status"])

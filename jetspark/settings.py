@@ -95,6 +95,10 @@ class WorkerSettings(BaseSettings):
     poll_block_ms: int = 1000
     reconcile_interval_s: float = 5.0
     reannounce_after_s: float = 10.0
+    metrics_enabled: bool = True
+    """Live job metrics (``JETSPARK_WORKER_METRICS_ENABLED``); off, only counts are kept."""
+    metrics_interval_s: float = 0.5
+    """How often a running job's metrics document is published."""
 
 
 class StreamSettings(BaseSettings):

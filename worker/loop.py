@@ -23,6 +23,7 @@ from jetspark.queue.keys import Keys
 from jetspark.settings import WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
+from worker.live_metrics import MetricsReporting
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
 
@@ -62,6 +63,11 @@ class Worker:
         self.threads: dict[uuid.UUID, Future[None]] = {}
         """Each held job's thread (a future the pool may also cancel before it starts)."""
         self.pool = ThreadPoolExecutor(self.settings.max_concurrent_jobs, thread_name_prefix="job")
+        self.metrics = (
+            MetricsReporting(client, keys, interval_s=self.settings.metrics_interval_s)
+            if self.settings.metrics_enabled
+            else None
+        )
         self.stopping = threading.Event()
         self._next_heartbeat = 0.0
         self._next_reconcile = 0.0
@@ -141,6 +147,7 @@ class Worker:
             sessions=self.sessions,
             engine_run=self.engine_run,
             worker=self.id,
+            metrics=self.metrics,
         )
         return held
 

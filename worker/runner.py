@@ -7,7 +7,7 @@ change, under the job's fencing token, so a retry or a lost worker never duplica
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +15,15 @@ import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import JobResult
-from jetspark.jobs import orchestration
+from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
-from worker.engine.contract import JobControl, JobOutcome, RunnableJob
+from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
+from worker.engine.python.live import PROCESSORS_KEY
+from worker.live_metrics import JobReporter, MetricsReporting
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.worker")
@@ -47,17 +50,24 @@ def perform(
     sessions: sessionmaker[Session],
     engine_run: EngineRun,
     worker: str,
+    metrics: MetricsReporting | None = None,
 ) -> None:
-    """The body of a job's thread. Never raises: every end is written to PostgreSQL."""
+    """The body of a job's thread. Never raises: every end is written to PostgreSQL.
+
+    With ``metrics``, the job's live metrics are published while it runs and its final
+    document is stored with its last status (or, once a user cancelled it, beside it).
+    """
     job_id, token = held.job.id, held.fencing_token
     bind = log.bind(job=str(job_id), attempt=held.job.attempt)
     context = spark.sparkContext
     context.setJobGroup(held.control.job_group, f"jetspark job {job_id}", True)
     context.setLocalProperty("spark.scheduler.pool", "jetspark")
+    reporter = _start_reporting(metrics, held, context)
     try:
         _write(sessions, job_id, JobStatus.RUNNING, token, worker, "running")
         outcome = engine_run(spark, held.job, held.control)
-        _complete(sessions, job_id, token, worker, outcome)
+        final = _final(reporter, outcome.vertex_counts)
+        _complete(sessions, job_id, token, worker, outcome, final)
         held.outcome_status = JobStatus.COMPLETED
         bind.info("job completed", items_out=outcome.items_out)
     except OrchestrationError as refused:
@@ -67,11 +77,54 @@ def perform(
             bind.info("job stopped", reason="cancelled, suspended or lease lost")
         else:
             bind.warning("job failed", error=f"{type(error).__name__}: {error}")
-            _fail(sessions, job_id, token, worker, error)
+            _fail(sessions, job_id, token, worker, error, _final(reporter))
             held.outcome_status = JobStatus.FAILED
     finally:
+        if reporter is not None:
+            context.setLocalProperty(PROCESSORS_KEY, None)  # type: ignore[arg-type]
+            _keep_if_cancelled(sessions, held, _final(reporter))
         context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         held.done = True
+
+
+def _start_reporting(
+    metrics: MetricsReporting | None, held: HeldJob, context: SparkContext
+) -> JobReporter | None:
+    if metrics is None:
+        return None
+    try:
+        reporter = JobReporter(metrics, held.job, held.control).start()
+    except Exception as error:  # metrics never stop a job
+        log.warning("live metrics off for this job", job=str(held.job.id), error=str(error))
+        return None
+    context.setLocalProperty(PROCESSORS_KEY, reporter.processors_key)
+    return reporter
+
+
+def _final(
+    reporter: JobReporter | None, counts: Mapping[str, VertexCounts] | None = None
+) -> dict[str, Any] | None:
+    if reporter is None:
+        return None
+    try:
+        return reporter.finish(counts).model_dump(mode="json")
+    except Exception as error:
+        log.warning("final metrics lost", job=str(reporter.job.id), error=str(error))
+        return None
+
+
+def _keep_if_cancelled(
+    sessions: sessionmaker[Session], held: HeldJob, final: dict[str, Any] | None
+) -> None:
+    """A user's cancel ended the job without us: keep this attempt's final metrics beside it."""
+    if final is None or held.outcome_status is not None:
+        return
+    try:
+        with sessions() as session:
+            service.keep_final_metrics(session, held.job.id, held.job.attempt, final)
+            session.commit()
+    except Exception as error:
+        log.warning("final metrics not kept", job=str(held.job.id), error=str(error))
 
 
 def _write(
@@ -96,6 +149,7 @@ def _complete(
     token: int,
     worker: str,
     outcome: JobOutcome,
+    metrics: dict[str, Any] | None,
 ) -> None:
     with sessions() as session:
         orchestration.transition(
@@ -105,6 +159,7 @@ def _complete(
             cause="all vertices completed",
             worker=worker,
             fencing_token=token,
+            metrics=metrics,
             items_in=outcome.items_in,
             items_out=outcome.items_out,
             vertex_counts={
@@ -126,6 +181,7 @@ def _fail(
     token: int,
     worker: str,
     error: Exception,
+    metrics: dict[str, Any] | None,
 ) -> None:
     try:
         _write(
@@ -137,6 +193,7 @@ def _fail(
             "a processor failed",
             error_type=getattr(error, "error_type", type(error).__name__),
             error_message=str(error)[:4000],
+            metrics=metrics,
         )
     except OrchestrationError as refused:
         log.info("failure not recorded: job no longer ours", job=str(job_id), reason=str(refused))

@@ -142,3 +142,17 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
         ],
         edges=edges,
     )
+
+
+def upstream_of(edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, processor: int) -> range:
+    """The sender's processors that send to ``processor`` of the receiver over ``edge``.
+
+    A fused edge hands processor g's items to processor g only, so its watermarks too.
+    """
+    if edge.exchange is Exchange.fused:
+        return range(processor, processor + 1)
+    if edge.distributed:
+        return range(sender.parallelism)
+    member = processor // receiver.local_parallelism
+    first = member * sender.local_parallelism
+    return range(first, min(first + sender.local_parallelism, sender.parallelism))

@@ -60,6 +60,8 @@ class Job(Base):
     """Items in/out per vertex, recorded when the job ends (and at every epoch of a stream)."""
     last_snapshot: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     """The summary of the job's last committed snapshot."""
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The final ``JobMetrics`` document, stored with the job's last status by its worker."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -97,6 +97,23 @@ def get_job(session: Session, job_id: uuid.UUID) -> Job:
     if job is None:
         raise orchestration.JobNotFound(job_id)
     return job
+
+
+def keep_final_metrics(
+    session: Session, job_id: uuid.UUID, attempt: int, metrics: dict[str, Any]
+) -> bool:
+    """Store an attempt's final metrics on a job a user cancelled (its worker did not end
+    it, so they could not go with the status change); False if it is not that job now."""
+    result = session.execute(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            Job.attempt == attempt,
+            Job.status == JobStatus.CANCELLED.value,
+        )
+        .values(metrics=metrics)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def encode_cursor(created_at: datetime, job_id: uuid.UUID) -> str:

@@ -31,8 +31,13 @@ class Keys:
         return f"{self.namespace}:job:{job_id}:events"
 
     def job_metrics(self, job_id: object) -> str:
-        """Hash of a running job's latest metrics, one field per vertex."""
+        """A job's latest metrics document (``jetspark.metrics.report.JobMetrics``, JSON)."""
         return f"{self.namespace}:job:{job_id}:metrics"
+
+    def job_processor_metrics(self, job_id: object, attempt: int) -> str:
+        """Hash of one attempt's live processor reports: field ``<vertex>/<index>``, value
+        ``ProcessorMetrics`` JSON, written from inside the Spark tasks."""
+        return f"{self.namespace}:job:{job_id}:{attempt}:processors"
 
     def worker_heartbeat_pattern(self) -> str:
         """SCAN pattern matching every ``worker_heartbeat`` key."""

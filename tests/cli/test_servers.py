@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from jetspark.cli.main import app
 from jetspark.db.engine import normalize_url
 from tests.databases import fresh_database
+from tests.test_migrations import revision_of_head
 
 runner = CliRunner()
 
@@ -21,14 +22,15 @@ def test_migrate_upgrades_an_empty_database_to_head(
         first = runner.invoke(app, ["migrate", "--revision", "0001"])
         assert first.exit_code == 0, first.output
         assert first.stdout.strip() == "database at revision 0001"
-        again = runner.invoke(app, ["migrate"])  # head, already there: nothing to do
+        again = runner.invoke(app, ["migrate"])  # from 0001 on to head
         assert again.exit_code == 0, again.output
         engine = create_engine(normalize_url(url))
         try:
             with engine.connect() as conn:
                 version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-            assert version == "0001"
+            assert version == revision_of_head(url)
             assert {"jobs", "job_transitions"} <= set(inspect(engine).get_table_names())
+            assert "metrics" in {c["name"] for c in inspect(engine).get_columns("jobs")}
         finally:
             engine.dispose()
 

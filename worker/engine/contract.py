@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,6 +73,16 @@ class EpochLog(Protocol):
 
 
 @dataclass(frozen=True)
+class StreamMarks:
+    """A streaming job's epoch and, per vertex, each processor's watermark fields
+    (``top_observed_wm``, ``coalesced_wm``, ``last_forwarded_wm``, ``idle``,
+    ``late_items_dropped``), as the metrics document names them."""
+
+    epoch: int
+    processors: dict[str, list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
 class RedisTarget:
     """The Redis the worker uses, for what the engine writes there (state, maps, events)."""
 
@@ -109,6 +120,11 @@ class JobControl:
     epochs: EpochLog | None = None
     """Set for jobs the worker runs: streaming jobs commit their epochs through it."""
     redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
+    marks: Callable[[], StreamMarks] | None = None
+    """Set by the epoch engine: every processor's watermarks so far (read from another thread)."""
+    counts: Callable[[], Mapping[str, VertexCounts]] | None = None
+    """Set by the engine: the per-vertex counts known so far (the live metrics read it from
+    another thread; it may raise while the engine adds vertices)."""
 
 
 @dataclass

@@ -208,6 +208,7 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
 
         return run_stream(spark, job, control, spec=spec, dag=dag, plan=plan)
     execution = _Execution(spark, plan, dag, control)
+    control.counts = execution.counters.counts
     try:
         run_vertices(execution, job)
     finally:

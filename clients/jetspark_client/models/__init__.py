@@ -1,5 +1,6 @@
 """ Contains all the data models used in inputs/outputs """
 
+from .backpressure_level import BackpressureLevel
 from .dag_edge_view import DagEdgeView
 from .dag_spec import DagSpec
 from .dag_vertex_view import DagVertexView
@@ -10,8 +11,12 @@ from .edge_spec import EdgeSpec
 from .export_request import ExportRequest
 from .health import Health
 from .health_checks import HealthChecks
+from .holder import Holder
+from .idle_input import IdleInput
 from .job_config import JobConfig
 from .job_error import JobError
+from .job_metrics import JobMetrics
+from .job_metrics_vertices import JobMetricsVertices
 from .job_page import JobPage
 from .job_spec import JobSpec
 from .job_status import JobStatus
@@ -25,6 +30,10 @@ from .partitions_get_key_type import PartitionsGetKeyType
 from .problem_detail import ProblemDetail
 from .problem_detail_errors_type_0_item import ProblemDetailErrorsType0Item
 from .processing_guarantee import ProcessingGuarantee
+from .processor_metrics import ProcessorMetrics
+from .processor_metrics_emitted_by_ordinal import ProcessorMetricsEmittedByOrdinal
+from .processor_metrics_received_by_ordinal import ProcessorMetricsReceivedByOrdinal
+from .processor_watermark import ProcessorWatermark
 from .progress import Progress
 from .result_page import ResultPage
 from .result_page_items_item import ResultPageItemsItem
@@ -34,11 +43,17 @@ from .snapshot_view import SnapshotView
 from .snapshot_view_vertices import SnapshotViewVertices
 from .validation_report import ValidationReport
 from .validation_report_plan import ValidationReportPlan
+from .vertex_metrics import VertexMetrics
+from .vertex_metrics_emitted_by_ordinal import VertexMetricsEmittedByOrdinal
+from .vertex_metrics_received_by_ordinal import VertexMetricsReceivedByOrdinal
 from .vertex_spec import VertexSpec
 from .vertex_spec_params import VertexSpecParams
 from .vertex_state import VertexState
+from .vertex_watermark import VertexWatermark
+from .watermark_report import WatermarkReport
 
 __all__ = (
+    "BackpressureLevel",
     "DagEdgeView",
     "DagSpec",
     "DagVertexView",
@@ -49,8 +64,12 @@ __all__ = (
     "ExportRequest",
     "Health",
     "HealthChecks",
+    "Holder",
+    "IdleInput",
     "JobConfig",
     "JobError",
+    "JobMetrics",
+    "JobMetricsVertices",
     "JobPage",
     "JobsDagFormatType0",
     "JobSpec",
@@ -64,6 +83,10 @@ __all__ = (
     "ProblemDetail",
     "ProblemDetailErrorsType0Item",
     "ProcessingGuarantee",
+    "ProcessorMetrics",
+    "ProcessorMetricsEmittedByOrdinal",
+    "ProcessorMetricsReceivedByOrdinal",
+    "ProcessorWatermark",
     "Progress",
     "ResultPage",
     "ResultPageItemsItem",
@@ -73,7 +96,12 @@ __all__ = (
     "SnapshotViewVertices",
     "ValidationReport",
     "ValidationReportPlan",
+    "VertexMetrics",
+    "VertexMetricsEmittedByOrdinal",
+    "VertexMetricsReceivedByOrdinal",
     "VertexSpec",
     "VertexSpecParams",
     "VertexState",
+    "VertexWatermark",
+    "WatermarkReport",
 )

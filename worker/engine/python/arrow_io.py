@@ -75,13 +75,26 @@ class OutputBatches:
 
     An item is a dict by field name, a tuple in schema order, or (one field) the bare value.
     With several outbound ordinals every row carries ``__ordinal``.
+
+    A batch holds at most ``batch_rows`` rows and about ``batch_bytes`` bytes: the row limit
+    starts small and follows the bytes per row seen so far, so wide items still reach Spark
+    (and downstream backpressure reaches the processor) a batch at a time.
     """
 
-    def __init__(self, schema: pa.Schema, tagged: bool, batch_rows: int = 32_768) -> None:
+    def __init__(
+        self,
+        schema: pa.Schema,
+        tagged: bool,
+        batch_rows: int = 32_768,
+        batch_bytes: int = 1 << 20,
+        first_rows: int = 1024,
+    ) -> None:
         self.schema = schema
         self.fields = [f for f in schema if f.name != OUT_ORDINAL]
         self.tagged = tagged
         self.batch_rows = batch_rows
+        self.batch_bytes = batch_bytes
+        self.limit = min(first_rows, batch_rows)
         self.pending: dict[int, list[Any]] = {}
         self.size = 0
 
@@ -93,7 +106,7 @@ class OutputBatches:
         self.size += len(items)
 
     def full(self) -> bool:
-        return self.size >= self.batch_rows
+        return self.size >= self.limit
 
     def flush(self) -> Iterator[pa.RecordBatch]:
         pending, self.pending, self.size = self.pending, {}, 0
@@ -111,7 +124,10 @@ class OutputBatches:
             arrays = [pa.array(c, type=f.type) for c, f in zip(columns, self.fields, strict=True)]
         if self.tagged:
             arrays.append(pa.array([ordinal] * len(items), type=pa.int32()))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        per_row = max(1.0, batch.nbytes / len(items))
+        self.limit = max(1, min(self.batch_rows, int(self.batch_bytes / per_row)))
+        return batch
 
 
 def _columns(items: list[Any], names: list[str]) -> list[Sequence[Any]]:

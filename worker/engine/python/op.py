@@ -14,7 +14,7 @@ from pyspark.sql.types import IntegerType, StructType, _parse_datatype_string
 
 from jetspark.dag.processors import PythonParams
 from jetspark.processor.loading import declared_schema, load_processor_class
-from jetspark.settings import DagLimits
+from jetspark.settings import DagLimits, RedisSettings
 from worker.engine.python.arrow_io import OUT_ORDINAL
 from worker.engine.python.frames import packed_frame, source_frame
 from worker.engine.python.task import TaskPlan, run_partition
@@ -80,6 +80,7 @@ class PythonOp:
             schema=to_arrow_schema(struct),
             tagged=tagged,
             metrics=accumulator,
+            metrics_url=RedisSettings().url,
         )
         frame = self._input_frame(ctx)
         # A vertex with no outbound edge is run by the runner, like every dead end.

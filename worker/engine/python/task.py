@@ -21,6 +21,7 @@ from worker.engine.python.arrow_io import (
     packed_events,
     source_events,
 )
+from worker.engine.python.live import PROCESSORS_KEY, OutputClock, live_report
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class TaskPlan:
     tagged: bool
     metrics: Any = field(default=None, compare=False)
     """A Spark accumulator that receives each processor's ``TaskletMetrics`` as a dict."""
+    metrics_url: str | None = None
+    """Redis for live processor reports (``live.py``); None: no live reports."""
 
 
 def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -69,10 +72,22 @@ def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
         output.add,
         queue_sizes=plan.queue_sizes,
     )
-    while tasklet.step():
-        if output.full():
-            yield from output.flush()
-    yield from output.flush()
+    clock = OutputClock()
+    report = live_report(
+        tasklet,
+        clock,
+        url=plan.metrics_url,
+        key=task.getLocalProperty(PROCESSORS_KEY) if task is not None else None,
+        member=index // max(1, plan.local_parallelism),
+        queue_capacity=sum(plan.queue_sizes.values()),
+    )
+    try:
+        while tasklet.step():
+            if output.full():
+                yield from clock.handed(output.flush())
+        yield from clock.handed(output.flush())
+    finally:
+        report.stop()
     if plan.metrics is not None:
         plan.metrics.add({f"{plan.vertex}/{index}": tasklet.metrics.as_dict()})
 

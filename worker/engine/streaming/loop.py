@@ -30,12 +30,13 @@ from worker.engine.contract import (
     JobOutcome,
     RunnableJob,
     SnapshotRecord,
+    StreamMarks,
     VertexCounts,
 )
 from worker.engine.errors import EngineError
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.stateful_aggregate import PROCESSOR
-from worker.engine.streaming.metrics import epoch_metrics
+from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_empty, planner_for
 from worker.engine.streaming.state_store import (
@@ -85,6 +86,10 @@ class _Stream:
         self.results: dict[str, list[dict[str, Any]]] = {}
         """Records kept in memory when no epoch log commits them (engine-level runs)."""
         self.state: dict[str, DataFrame] = {}
+        self.late: dict[str, int] = {}
+        self.marks = StreamMarks(0, {})
+        control.counts = lambda: self.counts
+        control.marks = lambda: self.marks
 
     # --- start ---------------------------------------------------------------------------
 
@@ -331,9 +336,11 @@ class _Stream:
         )
 
     def report(self, scope: EpochScope, record: SnapshotRecord | None) -> None:
+        """Keep the marks the metrics reporter reads; announce a committed snapshot."""
+        for vertex, late in scope.late.items():
+            self.late[vertex] = self.late.get(vertex, 0) + late
+        self.marks = StreamMarks(scope.epoch, marks_of(scope.watermarks, self.late))
         try:
-            doc = epoch_metrics(self.job.id, scope, self.counts, self.plan)
-            events.publish(self.client, self.keys, self.job.id, events.EventKind.metrics, doc)
             if record is not None:
                 events.publish(
                     self.client,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jetspark.dag.plan import EdgePlan, Exchange, ExecutionPlan, VertexPlan
+from jetspark.dag.plan import ExecutionPlan, upstream_of
 
 
 class WatermarkNotIncreasing(Exception):
@@ -165,17 +165,3 @@ def min_or_none(values: list[int | None]) -> int | None:
     if not values or any(v is None for v in values):
         return None
     return min(v for v in values if v is not None)
-
-
-def upstream_of(edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, processor: int) -> range:
-    """The sender's processors that send to ``processor`` of the receiver over ``edge``.
-
-    A fused edge hands processor g's items to processor g only, so its watermarks too.
-    """
-    if edge.exchange is Exchange.fused:
-        return range(processor, processor + 1)
-    if edge.distributed:
-        return range(sender.parallelism)
-    member = processor // receiver.local_parallelism
-    first = member * sender.local_parallelism
-    return range(first, min(first + sender.local_parallelism, sender.parallelism))

@@ -1,0 +1,228 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.job_metrics import JobMetrics
+from ...models.problem_detail import ProblemDetail
+from typing import cast
+from uuid import UUID
+
+
+
+def _get_kwargs(
+    job_id: UUID,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/jobs/{job_id}/metrics".format(job_id=quote(str(job_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> JobMetrics | ProblemDetail | None:
+    if response.status_code == 200:
+        response_200 = JobMetrics.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ProblemDetail.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ProblemDetail.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ProblemDetail.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ProblemDetail.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ProblemDetail.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[JobMetrics | ProblemDetail]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[JobMetrics | ProblemDetail]:
+    """ Get Job Metrics
+
+     Per vertex and per processor: items, watermarks, queues, backpressure, busy ratio.
+
+    Live (at most about a second old) while the job runs; its final document once it ended;
+    an empty ``vertices`` map before the first one.
+
+    Args:
+        job_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[JobMetrics | ProblemDetail]
+     """
+
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> JobMetrics | ProblemDetail | None:
+    """ Get Job Metrics
+
+     Per vertex and per processor: items, watermarks, queues, backpressure, busy ratio.
+
+    Live (at most about a second old) while the job runs; its final document once it ended;
+    an empty ``vertices`` map before the first one.
+
+    Args:
+        job_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        JobMetrics | ProblemDetail
+     """
+
+
+    return sync_detailed(
+        job_id=job_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[JobMetrics | ProblemDetail]:
+    """ Get Job Metrics
+
+     Per vertex and per processor: items, watermarks, queues, backpressure, busy ratio.
+
+    Live (at most about a second old) while the job runs; its final document once it ended;
+    an empty ``vertices`` map before the first one.
+
+    Args:
+        job_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[JobMetrics | ProblemDetail]
+     """
+
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> JobMetrics | ProblemDetail | None:
+    """ Get Job Metrics
+
+     Per vertex and per processor: items, watermarks, queues, backpressure, busy ratio.
+
+    Live (at most about a second old) while the job runs; its final document once it ended;
+    an empty ``vertices`` map before the first one.
+
+    Args:
+        job_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        JobMetrics | ProblemDetail
+     """
+
+
+    return (await asyncio_detailed(
+        job_id=job_id,
+client=client,
+
+    )).parsed

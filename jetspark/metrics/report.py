@@ -1,0 +1,171 @@
+"""THE metrics document: what workers publish, the API serves, Prometheus and the page read.
+
+One ``JobMetrics`` document per job, produced whole by the job's worker (the batch engine's
+reporter every ~0.5 s, the streaming engine every epoch) and handed to ``MetricsPublisher``:
+it is kept at ``Keys.job_metrics(job_id)`` (JSON, with an expiry) and appended to the job's
+event stream as a ``metrics`` event (SSE). The last document of a job (``final``) is also
+kept in PostgreSQL (``jobs.metrics``). Field names are those of ``jetspark.metrics.names``.
+
+``ProcessorMetrics`` — one processor (one Spark partition) of a vertex:
+
+- ``index``: the processor's global index g (0 .. parallelism-1); ``member``: the member it
+  runs on, ``g // local_parallelism``.
+- ``items_in`` / ``items_out``: items taken from its inbox / drained from its outbox;
+  ``received_by_ordinal`` / ``emitted_by_ordinal``: the same per inbound / outbound ordinal.
+- ``top_observed_wm``: the highest watermark (ms) it received on any input;
+  ``coalesced_wm``: the watermark of its inputs coalesced (min over non-idle inputs);
+  ``last_forwarded_wm``: the last watermark it emitted. ``None`` where there is none (batch).
+- ``idle``: its inputs are idle (they send no watermark and must not hold others back).
+- ``queue_size`` / ``queue_capacity``: items waiting in its inbound queues / their capacity.
+- ``backpressure_ratio``: share of its wall time (0..1) it was blocked handing output on
+  (a full outbox, or downstream not taking its output batch); ``busy_ratio``: share of its
+  wall time spent inside processor callbacks.
+- ``late_items_dropped``: items behind the watermark it dropped.
+
+``VertexMetrics`` — the vertex's processors aggregated (``aggregate_vertex``): counts and
+queues summed; ``top_observed_wm`` the max; ``coalesced_wm`` and ``last_forwarded_wm`` the
+min over non-idle processors (``None`` if one of them has none); ``idle`` when every processor
+is; ``backpressure_ratio`` the max (the worst processor) with its ``backpressure_level``
+(SPEC §6: ``ok`` < 0.1 <= ``low`` < 0.5 <= ``high``); ``busy_ratio`` the mean. Set by the
+producer: ``items_out_per_s`` (emitted per second since its previous document), for sources
+``input_rate_per_s`` (items taken in per second, the same window) and
+``processing_rate_per_s`` (items per second of busy time: what it could do unblocked), and
+``lag_ms`` (``at_ms`` - ``coalesced_wm``). ``processors`` lists the processors that reported
+(built-in vertices run inside the JVM and report counts only).
+
+``JobMetrics``: ``job_id``, ``at_ms`` (wall clock, ms since the epoch, when produced),
+``epoch`` (the streaming epoch, ``None`` in batch), ``final`` (the job's last document) and
+``vertices`` by name.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+
+import redis
+from pydantic import BaseModel, ConfigDict, Field
+
+from jetspark.metrics.names import BackpressureLevel
+from jetspark.queue import events
+from jetspark.queue.keys import Keys
+
+METRICS_TTL_S = 7 * 24 * 3600
+"""A job's latest document outlives the job by this long (its final one is in PostgreSQL)."""
+
+
+class _Counts(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    items_in: int = 0
+    items_out: int = 0
+    received_by_ordinal: dict[int, int] = Field(default_factory=dict)
+    emitted_by_ordinal: dict[int, int] = Field(default_factory=dict)
+    top_observed_wm: int | None = None
+    coalesced_wm: int | None = None
+    last_forwarded_wm: int | None = None
+    idle: bool = False
+    queue_size: int = 0
+    queue_capacity: int = 0
+    backpressure_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
+    busy_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
+    late_items_dropped: int = 0
+
+
+class ProcessorMetrics(_Counts):
+    """One processor of a vertex (see the module docstring)."""
+
+    index: int = Field(ge=0)
+    member: int = Field(default=0, ge=0)
+
+
+class VertexMetrics(_Counts):
+    """A vertex: its processors aggregated, plus rates and lag (see the module docstring)."""
+
+    backpressure_level: BackpressureLevel = BackpressureLevel.ok
+    items_out_per_s: float | None = None
+    input_rate_per_s: float | None = None
+    processing_rate_per_s: float | None = None
+    lag_ms: int | None = None
+    processors: list[ProcessorMetrics] = Field(default_factory=list)
+
+
+class JobMetrics(BaseModel):
+    """A job's metrics document (see the module docstring)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: uuid.UUID
+    at_ms: int
+    epoch: int | None = None
+    final: bool = False
+    vertices: dict[str, VertexMetrics] = Field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, job_id: uuid.UUID) -> JobMetrics:
+        return cls(job_id=job_id, at_ms=now_ms())
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _sum_by_ordinal(maps: Sequence[dict[int, int]]) -> dict[int, int]:
+    total: dict[int, int] = {}
+    for counts in maps:
+        for ordinal, n in counts.items():
+            total[ordinal] = total.get(ordinal, 0) + n
+    return total
+
+
+def _min_of_active(values: Sequence[int | None]) -> int | None:
+    """The min, or None when there is nothing or one of them has no watermark yet."""
+    if not values or any(v is None for v in values):
+        return None
+    return min(v for v in values if v is not None)
+
+
+def aggregate_vertex(processors: Sequence[ProcessorMetrics]) -> VertexMetrics:
+    """A vertex's metrics from its processors' (rates and lag are the producer's to set)."""
+    ordered = sorted(processors, key=lambda p: p.index)
+    active = [p for p in ordered if not p.idle]
+    ratio = max((p.backpressure_ratio for p in ordered), default=0.0)
+    tops = [p.top_observed_wm for p in ordered if p.top_observed_wm is not None]
+    return VertexMetrics(
+        items_in=sum(p.items_in for p in ordered),
+        items_out=sum(p.items_out for p in ordered),
+        received_by_ordinal=_sum_by_ordinal([p.received_by_ordinal for p in ordered]),
+        emitted_by_ordinal=_sum_by_ordinal([p.emitted_by_ordinal for p in ordered]),
+        top_observed_wm=max(tops) if tops else None,
+        coalesced_wm=_min_of_active([p.coalesced_wm for p in active]),
+        last_forwarded_wm=_min_of_active([p.last_forwarded_wm for p in active]),
+        idle=bool(ordered) and not active,
+        queue_size=sum(p.queue_size for p in ordered),
+        queue_capacity=sum(p.queue_capacity for p in ordered),
+        backpressure_ratio=ratio,
+        backpressure_level=BackpressureLevel.of(ratio),
+        busy_ratio=sum(p.busy_ratio for p in ordered) / len(ordered) if ordered else 0.0,
+        late_items_dropped=sum(p.late_items_dropped for p in ordered),
+        processors=list(ordered),
+    )
+
+
+class MetricsPublisher:
+    """Publishes a job's documents: the latest kept in Redis, each one an SSE event."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int = METRICS_TTL_S) -> None:
+        self.client, self.keys, self.ttl_s = client, keys, ttl_s
+
+    def publish(self, doc: JobMetrics) -> str:
+        """Store ``doc`` as the job's latest and append it to its events; the event id."""
+        data = doc.model_dump(mode="json")
+        self.client.set(self.keys.job_metrics(doc.job_id), doc.model_dump_json(), ex=self.ttl_s)
+        return events.publish(self.client, self.keys, doc.job_id, events.EventKind.metrics, data)
+
+    def latest(self, job_id: uuid.UUID) -> JobMetrics | None:
+        """The job's latest document in Redis, if any."""
+        raw = self.client.get(self.keys.job_metrics(job_id))
+        if raw is None:
+            return None
+        return JobMetrics.model_validate_json(raw if isinstance(raw, str | bytes) else str(raw))
