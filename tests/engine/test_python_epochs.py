@@ -189,3 +189,45 @@ def test_a_python_processor_forwards_increasing_watermarks_so_windows_close(
     for seq in range(count):
         expected.setdefault((seq * 7 // 1000 * 1000, seq % 5), []).append(seq)
     assert got == {w: (len(s), sum(s)) for w, s in expected.items()}
+
+
+def test_python_state_follows_its_keys_when_the_parallelism_changes(
+    run_dag: RunDag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts of the first 300 items on 2 processors restored into 3 for the next 300."""
+    from worker.engine.streaming import loop
+
+    _many_epochs(monkeypatch)
+    saved: dict[str, Any] = {}
+    barrier, start = loop._Stream.barrier, loop._Stream.start
+
+    def keep_final_state(self: Any, scope: Any, *args: Any) -> None:
+        barrier(self, scope, *args)
+        if scope.final and not saved:
+            saved.update({n: (f.schema, f.collect()) for n, f in self.state.items()})
+
+    def start_from_saved(self: Any) -> Any:
+        begun = start(self)
+        if saved:
+            schema, rows = saved["counts"]
+            frame = self.spark.createDataFrame(rows, schema)
+            layout = {"parallelism": 2, "local_parallelism": 2}
+            self.state = {"counts": self.reslot("counts", frame, layout)}
+        return begun
+
+    monkeypatch.setattr(loop._Stream, "barrier", keep_final_state)
+    monkeypatch.setattr(loop._Stream, "start", start_from_saved)
+    first_body = running_count_body(rate=10_000_000)
+    first_body["dag"]["vertices"][0]["params"]["count"] = COUNT // 2
+    first, _ = run_dag(first_body)
+    assert {int(r["__processor"]) for r in saved["counts"][1]} == {0, 1}
+    second_body = running_count_body(rate=10_000_000)
+    second_body["dag"]["vertices"][0]["params"].update(count=COUNT // 2, start=COUNT // 2)
+    second_body["config"]["local_parallelism"] = 3
+    second, _ = run_dag(second_body)
+
+    got = Counter((r["key"], r["count"]) for r in first.results["out"] + second.results["out"])
+    expected = Counter(
+        (str(k), i) for k in range(KEYS) for i in range(1, len(range(k, COUNT, KEYS)) + 1)
+    )
+    assert got == expected  # no key restarted its count on a processor that lacked its state
