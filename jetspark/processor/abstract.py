@@ -53,6 +53,10 @@ class AbstractProcessor(Processor):
     def try_emit_to(self, ordinal: int, item: Any) -> bool:
         return self.outbox.offer(ordinal, item)
 
+    def try_emit_watermark(self, watermark: int) -> bool:
+        """Emit a watermark on every outbound edge; False while a bucket is full."""
+        return self.outbox.offer_watermark(watermark)
+
     def try_save_entries(self, entries: Callable[[], list[tuple[Any, Any]]]) -> bool:
         """For ``save_to_snapshot``: offer ``entries()`` to the snapshot bucket across calls.
 

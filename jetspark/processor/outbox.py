@@ -1,4 +1,5 @@
-"""The outbox: one bounded bucket per outbound ordinal, plus the snapshot bucket.
+"""The outbox: one bounded bucket per outbound ordinal, plus the snapshot bucket and the
+watermarks the processor emitted.
 
 Backpressure is a return value, as in Jet: a full bucket refuses an item (``offer`` returns
 False) and a cooperative processor then returns from its callback, keeping its place, to be
@@ -27,6 +28,8 @@ class Outbox:
         self.buckets: list[list[Any]] = [[] for _ in capacities]
         self.snapshot_bucket: list[tuple[Any, Any]] = []
         self.snapshot_capacity = snapshot_capacity
+        self.watermarks: list[int] = []
+        """Watermarks offered since the last drain, in order (streaming jobs only)."""
         self.refusals = 0
         self.first_refusal_ns: int | None = None
         """When the first item was refused since the last drain (for blocked time)."""
@@ -104,6 +107,19 @@ class Outbox:
         self.snapshot_bucket.append((key, value))
         return True
 
+    def offer_watermark(self, watermark: int) -> bool:
+        """Emit a watermark on every outbound edge (Jet's ``tryEmit(watermark)``).
+
+        Refused, like an item to ``ALL``, while any bucket is full. Watermarks must increase
+        strictly: in a streaming job a processor emitting one not above its previous one
+        fails the job. Batch jobs have no watermarks: the runtime drops them.
+        """
+        if not self.has_room(ALL):
+            return self._refuse()
+        self._check_after_refusal()
+        self.watermarks.append(int(watermark))
+        return True
+
     def _ordinals(self, ordinal: int | Sequence[int]) -> Sequence[int]:
         if isinstance(ordinal, int):
             return range(len(self.buckets)) if ordinal == ALL else (ordinal,)
@@ -138,6 +154,10 @@ class Outbox:
     def take_snapshot(self) -> list[tuple[Any, Any]]:
         entries, self.snapshot_bucket = self.snapshot_bucket, []
         return entries
+
+    def take_watermarks(self) -> list[int]:
+        marks, self.watermarks = self.watermarks, []
+        return marks
 
     def pending(self) -> int:
         return sum(len(b) for b in self.buckets) + len(self.snapshot_bucket)

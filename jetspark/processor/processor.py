@@ -49,8 +49,12 @@ class Processor:
         return True
 
     def try_process_watermark(self, watermark: int) -> bool:
-        """A coalesced watermark arrived (streaming jobs only; batch jobs have none)."""
-        return True
+        """A coalesced watermark arrived (streaming jobs only; batch jobs have none).
+
+        Before returning True a processor should emit the watermark downstream (or one of
+        its own): the default forwards it, returning False while the outbox refuses it.
+        """
+        return self.outbox.offer_watermark(watermark)
 
     def complete_edge(self, ordinal: int) -> bool:
         """The edge at ``ordinal`` is exhausted."""

@@ -7,4 +7,7 @@
   received in full before the stream it enriches.
 - ``sources.Numbers``: a source-role processor (no inbound edges).
 - ``diagnostics``: ``PartitionProbe`` and ``FailOn``, to check a deployment's wiring.
+- ``streaming``: ``RunningCount`` (state kept in snapshots across epochs), ``PassThrough``
+  (forwards and checks watermarks), ``FixedWatermark`` (emits a watermark that does not
+  increase, failing its job).
 """

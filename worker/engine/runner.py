@@ -36,9 +36,9 @@ ORDINAL = "__ordinal"
 """An op whose output has this column emits each row only to the edge of that ``from_ordinal``."""
 
 
-OWN_WATERMARKS = frozenset({"insert_watermarks"})
+OWN_WATERMARKS = frozenset({"insert_watermarks", "python"})
 """Processor kinds that forward watermarks themselves; every other kind passes on what it
-coalesced."""
+coalesced. A ``python`` vertex records what its processors emitted (``PythonOp``)."""
 
 
 def runs_in_epochs(spec: JobSpec, dag: ValidatedDag) -> bool:

@@ -8,7 +8,18 @@ Each state names the callback it keeps calling until that callback says it is do
     CLOSE          close(), then DONE
 
 After every call the outbox is drained (``on_drain``), so a bucket refuses items only when a
-single call filled it to its edge's capacity. Snapshot states belong to the streaming engine.
+single call filled it to its edge's capacity.
+
+In one epoch of a streaming job (``EpochWork``) the tasklet also restores and saves state and
+passes the coalesced watermark on:
+
+    RESTORE         restore_from_snapshot(inbox of (key, value)) until the entries are taken
+    FINISH_RESTORE  finish_snapshot_restore(), before any item
+    PROCESS_INBOX   as above; an edge is exhausted (complete_edge) only in the final epoch
+    WATERMARK       try_process_watermark(wm) once the epoch's items are processed
+    COMPLETE        complete(), in the final epoch only
+    SNAPSHOT        save_to_snapshot(), the snapshot bucket drained into ``on_snapshot``
+    CLOSE           close(), then DONE
 """
 
 from __future__ import annotations
@@ -49,10 +60,26 @@ class Exhausted:
 Event = Items | Exhausted
 
 
+@dataclass(frozen=True)
+class EpochWork:
+    """What one processor does in an epoch of a streaming job beyond its items."""
+
+    restore: list[tuple[Any, Any]] | None = None
+    """The processor's saved entries to restore first; None when the vertex has no state."""
+    watermark: int | None = None
+    """The coalesced watermark to offer once the inbox is processed (None: it did not rise)."""
+    final: bool = False
+    """The stream ends with this epoch: ``complete()`` is called before the snapshot."""
+
+
 class State(StrEnum):
+    RESTORE = "restore_from_snapshot"
+    FINISH_RESTORE = "finish_snapshot_restore"
     PROCESS_INBOX = "process"
+    WATERMARK = "try_process_watermark"
     COMPLETE_EDGE = "complete_edge"
     COMPLETE = "complete"
+    SNAPSHOT = "save_to_snapshot"
     CLOSE = "close"
     DONE = "done"
 
@@ -93,6 +120,9 @@ class ProcessorTasklet:
         queue_sizes: Mapping[int, int] | None = None,
         on_call: Callable[[str, int], None] | None = None,
         no_progress_limit: int = NO_PROGRESS_LIMIT,
+        epoch: EpochWork | None = None,
+        on_snapshot: Callable[[list[tuple[Any, Any]]], None] | None = None,
+        on_watermarks: Callable[[list[int]], None] | None = None,
     ) -> None:
         self.processor, self.context, self.outbox = processor, context, outbox
         self.events = events
@@ -109,6 +139,13 @@ class ProcessorTasklet:
         self.no_progress_limit = no_progress_limit
         self.last_call = ""
         self._initialised = False
+        self.epoch = epoch
+        self.on_snapshot = on_snapshot
+        self.on_watermarks = on_watermarks
+        self._restoring = Inbox()
+        if epoch is not None and epoch.restore is not None:
+            self._restoring = Inbox(list(epoch.restore))
+            self.state = State.RESTORE
 
     def step(self) -> bool:
         """One callback call and a drain; False once the tasklet is DONE."""
@@ -150,7 +187,7 @@ class ProcessorTasklet:
     def _next_event(self) -> None:
         event = next(self.events, None)
         if event is None:
-            self.state = State.COMPLETE
+            self.state = State.COMPLETE if self.epoch is None else self._after_epoch_input()
         elif isinstance(event, Exhausted):
             self.ordinal = event.ordinal
             self.state = State.COMPLETE_EDGE
@@ -173,9 +210,49 @@ class ProcessorTasklet:
 
     def _complete(self) -> None:
         if self._call("complete", self.processor.complete):
-            self.state = State.CLOSE
+            self.state = State.CLOSE if self.epoch is None else State.SNAPSHOT
         else:
             self._progress(False)
+
+    # -- epoch states (streaming jobs) ----------------------------------------------------
+    def _restore(self) -> None:
+        inbox = self._restoring
+        if inbox.is_empty():
+            self.state = State.FINISH_RESTORE
+            return
+        before = len(inbox)
+        self._call("restore_from_snapshot", lambda: self.processor.restore_from_snapshot(inbox))
+        self._progress(len(inbox) < before)
+
+    def _finish_restore(self) -> None:
+        if self._call("finish_snapshot_restore", self.processor.finish_snapshot_restore):
+            self.state = State.PROCESS_INBOX
+        else:
+            self._progress(False)
+
+    def _after_epoch_input(self) -> State:
+        assert self.epoch is not None
+        if self.epoch.watermark is not None:
+            return State.WATERMARK
+        return State.COMPLETE if self.epoch.final else State.SNAPSHOT
+
+    def _watermark(self) -> None:
+        assert self.epoch is not None and self.epoch.watermark is not None
+        wm = self.epoch.watermark
+        if self._call("try_process_watermark", lambda: self.processor.try_process_watermark(wm)):
+            self.state = State.COMPLETE if self.epoch.final else State.SNAPSHOT
+        else:
+            self._progress(False)
+
+    def _snapshot(self) -> None:
+        done = self._call("save_to_snapshot", self.processor.save_to_snapshot)
+        entries = self.outbox.take_snapshot()
+        if entries and self.on_snapshot is not None:
+            self.on_snapshot(entries)
+        if done:
+            self.state = State.CLOSE
+        else:
+            self._progress(bool(entries))
 
     def _close(self) -> None:
         self._call("close", self.processor.close)
@@ -217,6 +294,11 @@ class ProcessorTasklet:
                 counts = self.metrics.items_out
                 counts[ordinal] = counts.get(ordinal, 0) + len(items)
                 self.on_drain(ordinal, items)
+        if outbox.watermarks:
+            emitted = True
+            marks = outbox.take_watermarks()
+            if self.on_watermarks is not None:  # batch jobs have no watermarks
+                self.on_watermarks(marks)
         if emitted:
             self.idle_calls = 0
         if outbox.first_refusal_ns is not None:
@@ -247,7 +329,11 @@ class ProcessorTasklet:
 
 
 _HANDLERS: dict[State, Callable[[ProcessorTasklet], None]] = {
+    State.RESTORE: ProcessorTasklet._restore,
+    State.FINISH_RESTORE: ProcessorTasklet._finish_restore,
     State.PROCESS_INBOX: ProcessorTasklet._process_inbox,
+    State.WATERMARK: ProcessorTasklet._watermark,
+    State.SNAPSHOT: ProcessorTasklet._snapshot,
     State.COMPLETE_EDGE: ProcessorTasklet._complete_edge,
     State.COMPLETE: ProcessorTasklet._complete,
     State.CLOSE: ProcessorTasklet._close,

@@ -9,15 +9,37 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark import AccumulatorParam
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import IntegerType, StructType, _parse_datatype_string
+from pyspark.sql.types import (
+    BinaryType,
+    IntegerType,
+    LongType,
+    StructField,
+    StructType,
+    _parse_datatype_string,
+)
 
 from jetspark.dag.processors import PythonParams
 from jetspark.processor.loading import declared_schema, load_processor_class
 from jetspark.settings import DagLimits, RedisSettings
-from worker.engine.python.arrow_io import OUT_ORDINAL
-from worker.engine.python.frames import packed_frame, source_frame
-from worker.engine.python.task import TaskPlan, run_partition
+from worker.engine.python.arrow_io import (
+    EPOCH_FIELDS,
+    ITEM,
+    KIND,
+    NUMBER,
+    OUT_ORDINAL,
+    PARTITION,
+    PROCESSOR,
+    STATE,
+    STATE_KEY,
+    STATE_VALUE,
+    SUMMARY,
+    WATERMARKS,
+)
+from worker.engine.python.frames import packed_frame, source_frame, with_state
+from worker.engine.python.task import EpochTask, TaskPlan, run_partition
+from worker.engine.routing import SLOT, with_slot
 
 if TYPE_CHECKING:
     from worker.engine.ops import OpContext
@@ -47,6 +69,10 @@ class PythonOp:
     The class is loaded only from the allowed modules, here and again in each task. Its
     ``schema_for(args)`` fixes the output columns; with several outbound edges each row also
     carries ``__ordinal`` and the runner hands every edge its own rows.
+
+    In an epoch run (a streaming job) the processors' snapshot entries become the vertex's
+    state (``epoch.state_out``), restored into the next epoch's processors before any item,
+    and the watermarks they emit are recorded with the tracker (``OWN_WATERMARKS``).
     """
 
     def __init__(self) -> None:
@@ -62,6 +88,9 @@ class PythonOp:
         outbound = ctx.outbound
         tagged = len(outbound) > 1
         struct = _output_struct(declared_schema(processor_class, params.args), tagged)
+        epoch = _epoch_task(ctx)
+        if epoch is not None:
+            struct = _epoch_struct(struct)
         accumulator = ctx.spark.sparkContext.accumulator({}, LatestMetrics())
         self.metrics[ctx.vertex.name] = accumulator
         plan = TaskPlan(
@@ -81,10 +110,53 @@ class PythonOp:
             tagged=tagged,
             metrics=accumulator,
             metrics_url=RedisSettings().url,
+            epoch=epoch,
         )
+        if epoch is not None:
+            return self._in_epoch(ctx, plan, struct)
         frame = self._input_frame(ctx)
         # A vertex with no outbound edge is run by the runner, like every dead end.
         return frame.mapInArrow(partial(_run, plan), struct)
+
+    def _in_epoch(self, ctx: OpContext, plan: TaskPlan, struct: StructType) -> DataFrame:
+        """Run the epoch's tasks now (once, kept), record the watermarks the processors
+        emitted and carry their snapshot entries as the vertex's state."""
+        assert ctx.epoch is not None
+        name, n = ctx.vertex.name, ctx.vertex.parallelism
+        state = ctx.epoch.state_in.get(name)
+        frame = self._input_frame(ctx) if state is None else self._input_with_state(ctx, state)
+        kept = ctx.keep(frame.mapInArrow(partial(_run, plan), struct))
+        reports = (
+            kept.where(F.col(KIND) >= F.lit(WATERMARKS))
+            .select(KIND, PROCESSOR, PARTITION, NUMBER)
+            .collect()
+        )
+        marks = sorted(
+            (int(r[PROCESSOR]), int(r[PARTITION]), int(r[NUMBER]))
+            for r in reports
+            if r[KIND] == WATERMARKS
+        )
+        for g, _, wm in marks:  # raises WatermarkNotIncreasing naming the vertex
+            ctx.epoch.watermarks.forward(name, g, wm)
+        if any(r[KIND] == SUMMARY and r[NUMBER] for r in reports):
+            entries = kept.where(F.col(KIND) == F.lit(STATE))
+            columns = entries.select(PROCESSOR, PARTITION, STATE_KEY, STATE_VALUE)
+            ctx.epoch.state_out[name] = with_slot(columns, F.col(PROCESSOR), n)
+        items = kept.where(F.col(KIND) == F.lit(ITEM))
+        return items.drop(*[f.name for f in EPOCH_FIELDS])
+
+    @staticmethod
+    def _input_with_state(ctx: OpContext, state: DataFrame) -> DataFrame:
+        n = ctx.vertex.parallelism
+        if not ctx.inputs:
+            return with_state(source_frame(ctx.spark, n), state, n)
+        inputs = [
+            f.drop(*[c for c in f.columns if c.startswith(INTERNAL) and c != SLOT])
+            for f in ctx.inputs
+        ]
+        if len(inputs) == 1:
+            return with_state(inputs[0], state, n)
+        return packed_frame([f.drop(SLOT) for f in inputs], ctx.inbound, n, state)
 
     @staticmethod
     def _input_frame(ctx: OpContext) -> DataFrame:
@@ -104,6 +176,39 @@ class PythonOp:
 
 def _run(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     return run_partition(plan, batches)
+
+
+def _epoch_task(ctx: OpContext) -> EpochTask | None:
+    if ctx.epoch is None:
+        return None
+    name = ctx.vertex.name
+    before = ctx.epoch.wm_before.get(name, {})
+    offers: dict[int, int] = {}
+    for g, wm in ctx.epoch.wm_after.get(name, {}).items():
+        previous = before.get(g)
+        if wm is not None and (previous is None or wm > previous):
+            offers[g] = wm  # it rose: offered once the epoch's items are processed
+    return EpochTask(
+        restore=name in ctx.epoch.state_in,
+        watermarks=offers,
+        final=ctx.epoch.final,
+        partition_count=ctx.partition_count,
+    )
+
+
+def _epoch_struct(struct: StructType) -> StructType:
+    """The output of an epoch run: the items' fields (nullable: other rows leave them null)
+    and the epoch's own columns (``arrow_io.EPOCH_FIELDS``)."""
+    fields = [StructField(f.name, f.dataType, True, f.metadata) for f in struct.fields]
+    fields += [
+        StructField(KIND, IntegerType(), False),
+        StructField(PROCESSOR, IntegerType(), True),
+        StructField(PARTITION, IntegerType(), True),
+        StructField(STATE_KEY, BinaryType(), True),
+        StructField(STATE_VALUE, BinaryType(), True),
+        StructField(NUMBER, LongType(), True),
+    ]
+    return StructType(fields)
 
 
 def _input_shape(inputs: int) -> str:

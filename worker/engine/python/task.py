@@ -2,26 +2,62 @@
 
 ``run_partition`` is the ``mapInArrow`` function. Processor g of the vertex is the task's
 Spark partition g (SPEC §4). The allow-list is checked again here, on the worker.
+
+In an epoch of a streaming job (``TaskPlan.epoch``) the task restores the processor's state
+from the entries at the head of its input, offers the coalesced watermark once the items
+are processed, saves the state, and returns the entries and the watermarks the processor
+emitted as extra rows (``arrow_io.EPOCH_FIELDS``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from jetspark.dag.partitioning import MURMUR3_SEED, partition_id
 from jetspark.processor import Context, Outbox, Processor
 from jetspark.processor.loading import load_processor_class
-from jetspark.processor.runtime.tasklet import Event, ProcessorFailed, ProcessorTasklet
+from jetspark.processor.runtime.tasklet import (
+    EpochWork,
+    Event,
+    ProcessorFailed,
+    ProcessorTasklet,
+)
 from worker.engine.python.arrow_io import (
+    NUMBER,
+    PARTITION,
+    PROCESSOR,
+    STATE,
+    STATE_KEY,
+    STATE_VALUE,
+    SUMMARY,
+    WATERMARKS,
     OutputBatches,
     native_events,
     packed_events,
     source_events,
+    split_restore,
 )
 from worker.engine.python.live import PROCESSORS_KEY, OutputClock, live_report
+
+STATE_BATCH_ROWS = 8_192
+
+
+@dataclass(frozen=True)
+class EpochTask:
+    """One epoch of a streaming job, as every task of the vertex sees it."""
+
+    restore: bool
+    """The vertex has state: each input starts with its processor's entries."""
+    watermarks: Mapping[int, int]
+    """Per processor g, the coalesced watermark to offer (only those that rose)."""
+    final: bool
+    partition_count: int
 
 
 @dataclass(frozen=True)
@@ -46,6 +82,8 @@ class TaskPlan:
     """A Spark accumulator that receives each processor's ``TaskletMetrics`` as a dict."""
     metrics_url: str | None = None
     """Redis for live processor reports (``live.py``); None: no live reports."""
+    epoch: EpochTask | None = None
+    """Set in an epoch run (a streaming job)."""
 
 
 def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -53,16 +91,11 @@ def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
 
     task = TaskContext.get()
     index = task.partitionId() if task is not None else 0
+    if plan.epoch is not None:
+        yield from _run_epoch(plan, plan.epoch, index, batches)
+        return
     processor = _create(plan, index)
-    context = Context(
-        vertex_name=plan.vertex,
-        global_index=index,
-        local_parallelism=plan.local_parallelism,
-        total_parallelism=plan.parallelism,
-        args=plan.args,
-        inbound_ordinals=len(plan.inbound_order),
-        outbound_ordinals=len(plan.outbox_capacities),
-    )
+    context = _context(plan, index)
     output = OutputBatches(plan.schema, plan.tagged)
     tasklet = ProcessorTasklet(
         processor,
@@ -92,6 +125,106 @@ def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
         plan.metrics.add({f"{plan.vertex}/{index}": tasklet.metrics.as_dict()})
 
 
+def _context(plan: TaskPlan, index: int) -> Context:
+    return Context(
+        vertex_name=plan.vertex,
+        global_index=index,
+        local_parallelism=plan.local_parallelism,
+        total_parallelism=plan.parallelism,
+        args=plan.args,
+        inbound_ordinals=len(plan.inbound_order),
+        outbound_ordinals=len(plan.outbox_capacities),
+    )
+
+
+def _run_epoch(
+    plan: TaskPlan, epoch: EpochTask, index: int, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    restore: list[tuple[Any, Any]] | None = None
+    if epoch.restore:
+        pickled, batches = split_restore(batches)
+        restore = [(pickle.loads(k), pickle.loads(v)) for k, v in pickled]
+    processor = _create(plan, index)
+    output = OutputBatches(plan.schema, plan.tagged, epoch=True)
+    saved: list[tuple[Any, Any]] = []
+    marks = WatermarkReport()
+    tasklet = ProcessorTasklet(
+        processor,
+        _context(plan, index),
+        Outbox(plan.outbox_capacities),
+        _events(plan, batches, exhaust=epoch.final),
+        output.add,
+        queue_sizes=plan.queue_sizes,
+        epoch=EpochWork(restore, epoch.watermarks.get(index), epoch.final),
+        on_snapshot=saved.extend,
+        on_watermarks=marks.add,
+    )
+    while tasklet.step():
+        if output.full():
+            yield from output.flush()
+    yield from output.flush()
+    for first in range(0, len(saved), STATE_BATCH_ROWS):
+        chunk = saved[first : first + STATE_BATCH_ROWS]
+        yield output.internal_batch(
+            STATE,
+            {
+                PROCESSOR: [index] * len(chunk),
+                PARTITION: [entry_partition(k, index, epoch.partition_count) for k, _ in chunk],
+                STATE_KEY: [pickle.dumps(k) for k, _ in chunk],
+                STATE_VALUE: [pickle.dumps(v) for _, v in chunk],
+            },
+            len(chunk),
+        )
+    reported = marks.reported
+    if reported:
+        yield output.internal_batch(
+            WATERMARKS,
+            {
+                PROCESSOR: [index] * len(reported),
+                PARTITION: list(range(len(reported))),
+                NUMBER: reported,
+            },
+            len(reported),
+        )
+    yield output.internal_batch(SUMMARY, {PROCESSOR: [index], NUMBER: [len(saved)]}, 1)
+    if plan.metrics is not None:
+        plan.metrics.add({f"{plan.vertex}/{index}": tasklet.metrics.as_dict()})
+
+
+def entry_partition(key: Any, processor: int, partition_count: int) -> int:
+    """The Jet partition of a snapshot entry's key (SPEC §4, as items are routed), so the
+    entry follows its key when the parallelism changes; ``processor`` for a None key."""
+    if key is None:
+        return processor
+    try:
+        return partition_id(key, partition_count)
+    except (TypeError, ValueError):  # not JSON-able: a stable hash of its pickle
+        digest = hashlib.blake2b(pickle.dumps(key), digest_size=8, key=bytes([MURMUR3_SEED]))
+        return int.from_bytes(digest.digest(), "little") % partition_count
+
+
+class WatermarkReport:
+    """The watermarks a processor emitted in one epoch, cut to what the driver must replay
+    to check them: the first, then the last (or the first that did not increase)."""
+
+    def __init__(self) -> None:
+        self.reported: list[int] = []
+        self.broken = False
+
+    def add(self, marks: list[int]) -> None:
+        reported = self.reported
+        for wm in marks:
+            if self.broken:
+                return
+            if len(reported) == 1 and wm > reported[0]:
+                reported.append(wm)
+            elif len(reported) == 2 and wm > reported[1]:
+                reported[1] = wm
+            else:
+                reported.append(wm)
+                self.broken = len(reported) > 1
+
+
 def _create(plan: TaskPlan, index: int) -> Processor:
     try:
         return load_processor_class(plan.class_spec, plan.allowed_modules)()
@@ -99,9 +232,11 @@ def _create(plan: TaskPlan, index: int) -> Processor:
         raise ProcessorFailed(plan.vertex, index, "create", error) from error
 
 
-def _events(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[Event]:
+def _events(
+    plan: TaskPlan, batches: Iterator[pa.RecordBatch], exhaust: bool = True
+) -> Iterator[Event]:
     if plan.input_shape == "source":
         return source_events(batches)
     if plan.input_shape == "native":
-        return native_events(batches)
-    return packed_events(batches, plan.inbound_order)
+        return native_events(batches, exhaust)
+    return packed_events(batches, plan.inbound_order, exhaust)

@@ -234,7 +234,12 @@ class _Stream:
         return ranges
 
     def quiet_epoch(self, scope: EpochScope) -> None:
-        """No source has anything new: watermarks still move (idle inputs), Spark rests."""
+        """No source has anything new: watermarks still move (idle inputs), Spark rests.
+
+        A vertex that forwards watermarks itself (a ``python`` one) forwards nothing then.
+        """
+        from worker.engine.runner import OWN_WATERMARKS
+
         for name in self.plan.order:
             vertex = self.plan.vertex(name)
             if self.plan.inbound(name):
@@ -248,7 +253,7 @@ class _Stream:
                     idle_timeout_ms=getattr(params, "idle_timeout_ms", None),
                     now_ms=scope.now_ms,
                 )
-            else:
+            elif vertex.processor not in OWN_WATERMARKS:
                 scope.watermarks.pass_through(name)
         self.state = {**self.state, **scope.state_out}
         scope.state_out = dict(self.state)
