@@ -17,6 +17,7 @@ from jetspark.dag import processors as p
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
+from worker.engine.counting import items_column
 from worker.engine.errors import EngineError
 from worker.engine.python import PythonOp
 from worker.engine.routing import (
@@ -25,6 +26,8 @@ from worker.engine.routing import (
     candidates,
     partition_id,
     place,
+    route,
+    row_in_partition,
     sender_member,
     spray,
     targeted,
@@ -63,6 +66,9 @@ class OpContext:
     """Persist a frame for the rest of the job (read twice, computed once)."""
     outbound: list[EdgePlan] = field(default_factory=list)
     """Outbound edges, index = from_ordinal."""
+    count_input: Callable[[DataFrame], DataFrame] | None = None
+    """Set when an op that ``counts_own_input`` is to count its items itself: it aggregates
+    ``counting.items_column()`` with its groups and passes the groups through this."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -157,39 +163,67 @@ class AggregateOp:
     - otherwise each item gets its target ``SLOT`` and the op groups by (slot, key).
 
     Either way each processor's groups are then placed on its partition: the groups and
-    where they end up are those of aggregating after moving every item. Over a fused edge
-    the frame is aggregated where it is. Without a key and with P > 1, every processor that
-    received items emits its own aggregate, as Jet's non-keyed aggregation does.
+    where they end up are those of aggregating after moving every item. The placement is
+    left out when no outbound edge can tell where a row is (``_placed_downstream``). Over a
+    fused edge the frame is aggregated where it is, and so are the items of an aggregate
+    (already one per group: routed first, then aggregated in place, one exchange instead of
+    two). Without a key and with P > 1, every processor that received items emits its own
+    aggregate, as Jet's non-keyed aggregation does. The op counts its own input
+    (``counts_own_input``) in its groups, keeping Spark's code generation across the items.
     """
 
     places_own_input = True
+    counts_own_input = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.AggregateParams)
         stage = aggregation.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
+        counted = ctx.count_input or (lambda groups: groups)
+        if ctx.count_input is not None:
+            columns.append(items_column())
         n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
         if params.key is None and n == 1:
-            return frame.agg(*columns)  # one processor: a row even for no input
-        if edge.exchange is Exchange.fused:
+            return counted(frame.agg(*columns))  # one processor: a row even for no input
+        sender = ctx.senders[0]
+        routed = edge.exchange is not Exchange.fused and sender.processor == "aggregate"
+        if routed:  # few items, one per group already: no partial aggregation to gain
+            frame = route(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        if routed or edge.exchange is Exchange.fused:
             # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
             keys = [F.col(SLOT), *_key(params)]
-            return by_processor(frame, n).groupBy(*keys).agg(*columns).drop(SLOT)
-        sender = ctx.senders[0]
+            return counted(by_processor(frame, n).groupBy(*keys).agg(*columns)).drop(SLOT)
         if params.key is not None and (
             edge.routing is Routing.all_to_one
             or (edge.routing is Routing.partitioned and edge.key == params.key)
         ):
             member = [] if edge.distributed else [sender_member(sender).alias("__member")]
-            grouped = without_slot(frame).groupBy(*member, *_key(params)).agg(*columns)
+            grouped = counted(without_slot(frame).groupBy(*member, *_key(params)).agg(*columns))
             first, width = candidates(edge, ctx.vertex, F.col("__member"))
             on_key = edge.model_copy(update={"key": "`key`"})
             pid = partition_id(grouped, on_key, ctx.partition_count)
             slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
-            return slotted.repartition(n, SLOT).drop(SLOT, "__member")
+            return _placed(ctx, slotted, n).drop(SLOT, "__member")
         items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
         keys = [F.col(SLOT), *_key(params)]
-        return items.groupBy(*keys).agg(*columns).repartition(n, SLOT).drop(SLOT)
+        return _placed(ctx, counted(items.groupBy(*keys).agg(*columns)), n).drop(SLOT)
+
+
+def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:
+    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell."""
+    return slotted.repartition(n, SLOT) if _placed_downstream(ctx) else slotted
+
+
+def _placed_downstream(ctx: OpContext) -> bool:
+    """Whether a consumer of the output can tell which partition a row is in.
+
+    A distributed edge that is partitioned, all-to-one or broadcast routes each item by its
+    content alone (no sender member, no sender row index), so where the row was is lost.
+    """
+    return not all(
+        e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast
+        for e in ctx.outbound
+    )
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
@@ -249,11 +283,12 @@ class ResultsSinkOp:
     """Keeps at most ``results_cap`` records with the job; consumes every item."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        # A full pass first, so every vertex's counts are complete; the capped collect then
-        # reads the kept items instead of running the DAG again.
-        frame = ctx.keep(_union(ctx.inputs))
-        frame.count()
-        rows = frame.limit(ctx.results_cap).collect()
+        # One full pass, so every vertex's counts are complete: each processor hands over at
+        # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
+        # in processor order, as ``limit(cap).collect()`` would.
+        frame = _union(ctx.inputs)
+        rows = frame.where(row_in_partition() < F.lit(ctx.results_cap)).collect()
+        rows = rows[: ctx.results_cap]
         ctx.sink_results[ctx.vertex.name] = [json_safe(r.asDict(recursive=True)) for r in rows]
         return frame
 

@@ -80,7 +80,10 @@ class _Execution:
         if op is None:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
-        inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
+        counts_own_input = getattr(op, "counts_own_input", False) and len(inbound) == 1
+        inputs = self.consume_by_priority(
+            name, inbound, getattr(op, "places_own_input", False), counts_own_input
+        )
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
@@ -93,13 +96,15 @@ class _Execution:
             sink_results=self.sink_results,
             keep=self.keep,
             outbound=self.plan.outbound(name),
+            count_input=self.counters.own_input_counter(name),
         )
         output = op.apply(context)
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
         if role == "sink":
             return
-        output = self.counters.emitted(name, without_slot(output))
         outbound = self.dag.outbound[name]
+        alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
+        output = self.counters.emitted(name, without_slot(output), at_receiver=alone)
         if len(outbound) > 1:
             output = self.keep(output)
         self.frames[name] = output
@@ -107,7 +112,11 @@ class _Execution:
             output.count()  # a dead end still runs, as its processors would in Jet
 
     def consume_by_priority(
-        self, name: str, inbound: list[EdgePlan], places_own_input: bool
+        self,
+        name: str,
+        inbound: list[EdgePlan],
+        places_own_input: bool,
+        counts_own_input: bool = False,
     ) -> list[DataFrame]:
         """The routed inbound frames by ordinal; all but the last priority level materialised.
 
@@ -124,6 +133,7 @@ class _Execution:
                 outbound_frame(whole, edge),
                 copies=copies_per_item(edge, receiver),
                 partial=ORDINAL in whole.columns,
+                counts_own_input=counts_own_input,
             )
             if not places_own_input:
                 frame = route(frame, edge, sender, receiver, self.plan.partition_count)
