@@ -197,9 +197,11 @@ class AggregateOp:
             edge.routing is Routing.all_to_one
             or (edge.routing is Routing.partitioned and edge.key == params.key)
         ):
-            member = [] if edge.distributed else [sender_member(sender).alias("__member")]
+            # the sender's member matters on a local edge from several members (one: member 0)
+            local = not edge.distributed and sender.parallelism > sender.local_parallelism
+            member = [sender_member(sender).alias("__member")] if local else []
             grouped = counted(without_slot(frame).groupBy(*member, *_key(params)).agg(*columns))
-            first, width = candidates(edge, ctx.vertex, F.col("__member"))
+            first, width = candidates(edge, ctx.vertex, F.col("__member") if local else F.lit(0))
             on_key = edge.model_copy(update={"key": "`key`"})
             pid = partition_id(grouped, on_key, ctx.partition_count)
             slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
