@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import redis
+from pyspark.sql import Row
 
 from jetspark.queue.keys import Keys
 from tests.engine.conftest import RunDag, job_body
+from worker.engine.ops import json_safe
 
 
 @pytest.mark.parametrize("file_format", ["json", "csv", "parquet", "text"])
@@ -112,3 +116,27 @@ def test_sink_results_keeps_the_first_items_in_processor_order_up_to_the_cap(
     in_order = [g for g in range(4) for i in range(50) if i % 4 == g][:cap]
     assert [row["at"] for row in kept] == in_order
     assert outcome.vertex_counts["out"].items_in == 50
+
+
+def test_results_are_json_safe_records_the_same_as_from_row_as_dict() -> None:
+    row = Row(
+        a=Row(x=1, y=[Row(z=Decimal("1.5"))]),
+        m={"k": Row(q=date(2020, 1, 2))},
+        b=b"\x01",
+        t=datetime(2020, 1, 1, 1),
+        n=None,
+        items=[1, None],
+        f=1.5,
+        ok=True,
+    )
+    assert json_safe(row) == json_safe(row.asDict(recursive=True))
+    assert json_safe(row) == {
+        "a": {"x": 1, "y": [{"z": 1.5}]},
+        "m": {"k": {"q": "2020-01-02"}},
+        "b": "01",
+        "t": "2020-01-01T01:00:00",
+        "n": None,
+        "items": [1, None],
+        "f": 1.5,
+        "ok": True,
+    }

@@ -10,7 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
@@ -267,7 +267,15 @@ class SortOp:
         return ctx.only_input.sortWithinPartitions(*columns)
 
 
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_safe(value: Any) -> Any:
+    """A collected value as JSON can hold it; a ``Row`` (nested too) becomes a dict."""
+    if type(value) in _AS_IS:
+        return value
+    if isinstance(value, Row):
+        return {field: json_safe(v) for field, v in zip(value.__fields__, value, strict=True)}
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Decimal):
@@ -291,7 +299,7 @@ class ResultsSinkOp:
         frame = _union(ctx.inputs)
         rows = frame.where(row_in_partition() < F.lit(ctx.results_cap)).collect()
         rows = rows[: ctx.results_cap]
-        ctx.sink_results[ctx.vertex.name] = [json_safe(r.asDict(recursive=True)) for r in rows]
+        ctx.sink_results[ctx.vertex.name] = [json_safe(row) for row in rows]
         return frame
 
 
