@@ -30,7 +30,9 @@ def job_body(
 def run_dag(spark: SparkSession) -> RunDag:
     """Validate, plan and run a job body; return the outcome and the plan it ran."""
 
-    def run(body: dict[str, Any], *, seed: int | None = 7) -> tuple[JobOutcome, ExecutionPlan]:
+    def run(
+        body: dict[str, Any], *, seed: int | None = 7, results_cap: int = 100_000
+    ) -> tuple[JobOutcome, ExecutionPlan]:
         spec = JobSpec.model_validate(body)
         plan = build_plan(validate_job(spec), all_to_one_seed=seed)
         job = RunnableJob(
@@ -39,7 +41,9 @@ def run_dag(spark: SparkSession) -> RunDag:
             definition=spec.as_json(),
             plan=plan.model_dump(mode="json"),
         )
-        control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
+        control = JobControl(
+            job_group=f"test-{job.id}", cancelled=threading.Event(), results_cap=results_cap
+        )
         return run_job(spark, job, control), plan
 
     return run

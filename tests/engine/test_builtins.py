@@ -30,7 +30,7 @@ def lines(count: int, seed: int = 3) -> list[str]:
     ]
 
 
-def word_count_body(text: list[str], *, lp: int = 2) -> dict[str, Any]:
+def word_count_body(text: list[str], *, lp: int = 2, members: int = MEMBERS) -> dict[str, Any]:
     return job_body(
         [
             {"name": "lines", "processor": "source.items",
@@ -61,7 +61,7 @@ def word_count_body(text: list[str], *, lp: int = 2) -> dict[str, Any]:
             {"from": "combine", "to": "at"},
             {"from": "at", "to": "sink"},
         ],
-        members=MEMBERS,
+        members=members,
     )  # fmt: skip
 
 
@@ -94,6 +94,44 @@ def test_two_stage_word_count_aggregates_where_items_were_routed(run_dag: RunDag
         len(text),
         len(expected) + len(outcome.results["partials"]),
     )
+
+
+@pytest.mark.parametrize(("distributed", "members"), [(True, 2), (False, 2), (False, 1)])
+def test_combine_fed_by_accumulate_directly_aggregates_where_items_were_routed(
+    run_dag: RunDag, distributed: bool, members: int
+) -> None:
+    # accumulate's groups go straight to combine: placed first, then aggregated in place; a
+    # distributed edge cannot tell where accumulate's rows were, a local one (by member) can.
+    text, lp = lines(150, seed=11), 2
+    body = word_count_body(text, lp=lp, members=members)
+    dag = body["dag"]
+    dag["vertices"] = [v for v in dag["vertices"] if v["name"] not in {"placed", "partials"}]
+    dag["edges"] = [e for e in dag["edges"] if e["from"] != "placed" and e["to"] != "placed"]
+    dag["edges"].append(
+        {"from": "accumulate", "to": "combine", "routing": "partitioned", "key": "key",
+         "distributed": distributed}
+    )  # fmt: skip
+    outcome, _ = run_dag(body)
+    expected = Counter(word for line in text for word in line.split(" "))
+    p = members * 2
+    # accumulate's groups: one per (member of the line's processor, word)
+    groups = {(i % p // 2, word) for i, line in enumerate(text) for word in line.split(" ")}
+    final: Counter[str] = Counter()
+    for row in outcome.results["sink"]:
+        final[row["key"]] += row["count"]
+        pid = partition_id(row["key"])
+        # a local edge keeps member m's groups on m: m * lp + pid % lp
+        assert row["at"] % 2 == pid % 2 if not distributed else row["at"] == pid % p
+    assert final == expected
+    if distributed:
+        assert len(outcome.results["sink"]) == len(expected)
+    else:
+        assert {(row["at"] // 2, row["key"]) for row in outcome.results["sink"]} == groups
+    counts = outcome.vertex_counts
+    words = sum(expected.values())
+    assert (counts["tokenize"].items_out, counts["accumulate"].items_in) == (words, words)
+    assert counts["accumulate"].items_out == counts["combine"].items_in == len(groups)
+    assert counts["combine"].items_out == counts["sink"].items_in == len(outcome.results["sink"])
 
 
 def test_combine_merges_every_mergeable_partial_and_average(run_dag: RunDag) -> None:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import redis
+from pyspark.sql import Row
 
 from jetspark.queue.keys import Keys
 from tests.engine.conftest import RunDag, job_body
+from worker.engine.ops import json_safe
 
 
 @pytest.mark.parametrize("file_format", ["json", "csv", "parquet", "text"])
@@ -88,3 +92,51 @@ def test_redis_map_sink_writes_one_hash_field_per_key_and_logger_consumes_all(
         client.close()
     assert outcome.vertex_counts["log"].items_in == 30
     assert outcome.vertex_counts["map"].items_in == 30
+
+
+@pytest.mark.parametrize("cap", [0, 7, 13, 50, 51])
+def test_sink_results_keeps_the_first_items_in_processor_order_up_to_the_cap(
+    run_dag: RunDag, cap: int
+) -> None:
+    items = [{"i": i} for i in range(50)]  # item i on processor i % 4
+    body = job_body(
+        [
+            {"name": "src", "processor": "source.items", "params": {"items": items}},
+            {"name": "at", "processor": "map",
+             "params": {"select": {"i": "i", "at": "spark_partition_id()"}}},
+            {"name": "out", "processor": "sink.results"},
+        ],
+        [{"from": "src", "to": "at"}, {"from": "at", "to": "out"}],
+        members=2,
+    )  # fmt: skip
+    outcome, _ = run_dag(body, results_cap=cap)
+    kept = outcome.results["out"]
+    assert all(row["at"] == row["i"] % 4 for row in kept)
+    # all of processor 0's items, then processor 1's, ... up to the cap; every item counted
+    in_order = [g for g in range(4) for i in range(50) if i % 4 == g][:cap]
+    assert [row["at"] for row in kept] == in_order
+    assert outcome.vertex_counts["out"].items_in == 50
+
+
+def test_results_are_json_safe_records_the_same_as_from_row_as_dict() -> None:
+    row = Row(
+        a=Row(x=1, y=[Row(z=Decimal("1.5"))]),
+        m={"k": Row(q=date(2020, 1, 2))},
+        b=b"\x01",
+        t=datetime(2020, 1, 1, 1),
+        n=None,
+        items=[1, None],
+        f=1.5,
+        ok=True,
+    )
+    assert json_safe(row) == json_safe(row.asDict(recursive=True))
+    assert json_safe(row) == {
+        "a": {"x": 1, "y": [{"z": 1.5}]},
+        "m": {"k": {"q": "2020-01-02"}},
+        "b": "01",
+        "t": "2020-01-01T01:00:00",
+        "n": None,
+        "items": [1, None],
+        "f": 1.5,
+        "ok": True,
+    }

@@ -4,20 +4,32 @@ Each vertex's output carries a ``DataFrame.observe`` count: no extra Spark job i
 count. What a vertex received is derived from its senders' counts (times the copies a
 broadcast makes); only an edge that takes part of its sender's output (an ``__ordinal``
 column) is observed on its own. Each observation breaks Spark's whole-stage code generation,
-so there is one per vertex, not one per frame. An observation is read only once its action
-has finished (a frame no action consumed in full reports nothing rather than a part).
+so there is one per vertex, not one per frame, and none on the items an aggregation consumes:
+
+- a vertex with one outbound edge is counted where that edge is read (``at_receiver``): the
+  same rows, and a receiver that ``counts_own_input`` (an aggregate) counts them itself,
+  adding ``count(1) AS ITEMS`` to its groups and observing the sum on the groups (a few rows,
+  after Spark's partial aggregation) instead of every item on its way in;
+- otherwise (a fork, which is persisted anyway, or a dead end) the output is observed.
+
+An observation is read only once its action has finished (a frame no action consumed in full
+reports nothing rather than a part).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from worker.engine.contract import VertexCounts
+
+ITEMS = "__jetspark_items"
+"""The per-group item count an op that counts its own input aggregates."""
 
 
 def _finished(observation: Any) -> int | None:
@@ -26,9 +38,15 @@ def _finished(observation: Any) -> int | None:
     return int(observation.get.get("n", 0))
 
 
-def _observed(frame: DataFrame) -> tuple[DataFrame, Any]:
+def _observed(frame: DataFrame, count: Column | None = None) -> tuple[DataFrame, Any]:
     observation = Observation()
-    return frame.observe(observation, F.count(F.lit(1)).alias("n")), observation
+    n = F.count(F.lit(1)) if count is None else count
+    return frame.observe(observation, n.alias("n")), observation
+
+
+def items_column() -> Column:
+    """What an op that counts its own input aggregates per group, named ``ITEMS``."""
+    return F.count(F.lit(1)).alias(ITEMS)
 
 
 @dataclass(frozen=True)
@@ -45,21 +63,57 @@ class VertexCounters:
     def __init__(self) -> None:
         self._inbound: dict[str, list[_Inbound]] = defaultdict(list)
         self._emitted: dict[str, Any] = {}
+        self._at_receiver: set[str] = set()
+        self._own_input: dict[str, str] = {}
+        """Receiver -> the sender whose items it counts itself."""
 
-    def emitted(self, vertex: str, frame: DataFrame) -> DataFrame:
-        """Count what ``vertex`` emits."""
+    def emitted(self, vertex: str, frame: DataFrame, *, at_receiver: bool = False) -> DataFrame:
+        """Count what ``vertex`` emits, or (``at_receiver``: its one edge takes all of it)
+        leave the count to where that edge is read."""
+        if at_receiver:
+            self._at_receiver.add(vertex)
+            return frame
         frame, self._emitted[vertex] = _observed(frame)
         return frame
 
     def received(
-        self, vertex: str, sender: str, frame: DataFrame, *, copies: int, partial: bool
+        self,
+        vertex: str,
+        sender: str,
+        frame: DataFrame,
+        *,
+        copies: int,
+        partial: bool,
+        counts_own_input: bool = False,
     ) -> DataFrame:
-        """Note an inbound edge: ``copies`` per sent item; observed when ``partial``."""
+        """Note an inbound edge: ``copies`` per sent item; observed when ``partial``, or
+        counted here for a sender that left it to the receiver (by the receiver's op itself
+        when it ``counts_own_input``: see ``own_input_counter``)."""
         observation = None
         if partial:
             frame, observation = _observed(frame)
+        elif sender in self._at_receiver:
+            self._at_receiver.discard(sender)
+            if counts_own_input and copies == 1:
+                self._own_input[vertex] = sender
+            else:
+                frame, self._emitted[sender] = _observed(frame)
         self._inbound[vertex].append(_Inbound(sender, copies, observation))
         return frame
+
+    def own_input_counter(self, vertex: str) -> Callable[[DataFrame], DataFrame] | None:
+        """For a receiver that counts its own input: observe the sum of ``ITEMS`` over its
+        groups (and drop the column); None when its input is counted otherwise."""
+        sender = self._own_input.get(vertex)
+        if sender is None:
+            return None
+
+        def count(groups: DataFrame) -> DataFrame:
+            total = F.coalesce(F.sum(F.col(ITEMS)), F.lit(0))
+            groups, self._emitted[sender] = _observed(groups, total)
+            return groups.drop(ITEMS)
+
+        return count
 
     def _sent(self, edge: _Inbound) -> int:
         if edge.observation is not None:
@@ -69,7 +123,7 @@ class VertexCounters:
 
     def counts(self) -> dict[str, VertexCounts]:
         result: dict[str, VertexCounts] = {}
-        for vertex in self._inbound.keys() | self._emitted.keys():
+        for vertex in self._inbound.keys() | self._emitted.keys() | self._at_receiver:
             received = sum(self._sent(e) * e.copies for e in self._inbound.get(vertex, []))
             emitted = self._emitted.get(vertex)
             result[vertex] = VertexCounts(

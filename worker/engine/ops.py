@@ -11,7 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
@@ -19,6 +19,7 @@ from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
 from worker.engine.contract import RedisTarget
+from worker.engine.counting import items_column
 from worker.engine.errors import EngineError
 from worker.engine.python import PythonOp
 from worker.engine.redis_streams import now_ms, stream_frame, write_stream
@@ -29,6 +30,7 @@ from worker.engine.routing import (
     partition_id,
     place,
     route,
+    row_in_partition,
     sender_member,
     spray,
     targeted,
@@ -74,6 +76,9 @@ class OpContext:
     """Set when the job runs in epochs (a streaming job): ranges, state, watermarks."""
     redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
     """The worker's Redis, for the sinks and sources that use one."""
+    count_input: Callable[[DataFrame], DataFrame] | None = None
+    """Set when an op that ``counts_own_input`` is to count its items itself: it aggregates
+    ``counting.items_column()`` with its groups and passes the groups through this."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -214,12 +219,17 @@ class AggregateOp:
     - otherwise each item gets its target ``SLOT`` and the op groups by (slot, key).
 
     Either way each processor's groups are then placed on its partition: the groups and
-    where they end up are those of aggregating after moving every item. Over a fused edge
-    the frame is aggregated where it is. Without a key and with P > 1, every processor that
-    received items emits its own aggregate, as Jet's non-keyed aggregation does.
+    where they end up are those of aggregating after moving every item. The placement is
+    left out when no outbound edge can tell where a row is (``_placed_downstream``). Over a
+    fused edge the frame is aggregated where it is, and so are the items of an aggregate
+    (already one per group: routed first, then aggregated in place, one exchange instead of
+    two). Without a key and with P > 1, every processor that received items emits its own
+    aggregate, as Jet's non-keyed aggregation does. The op counts its own input
+    (``counts_own_input``) in its groups, keeping Spark's code generation across the items.
     """
 
     places_own_input = True
+    counts_own_input = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.AggregateParams)
@@ -227,28 +237,36 @@ class AggregateOp:
             return self.in_epochs(ctx, params)
         stage = aggregation.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
+        counted = ctx.count_input or (lambda groups: groups)
+        if ctx.count_input is not None:
+            columns.append(items_column())
         n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
         if params.key is None and n == 1:
-            return frame.agg(*columns)  # one processor: a row even for no input
-        if edge.exchange is Exchange.fused:
+            return counted(frame.agg(*columns))  # one processor: a row even for no input
+        sender = ctx.senders[0]
+        routed = edge.exchange is not Exchange.fused and sender.processor == "aggregate"
+        if routed:  # few items, one per group already: no partial aggregation to gain
+            frame = route(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        if routed or edge.exchange is Exchange.fused:
             # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
             keys = [F.col(SLOT), *_key(params)]
-            return by_processor(frame, n).groupBy(*keys).agg(*columns).drop(SLOT)
-        sender = ctx.senders[0]
+            return counted(by_processor(frame, n).groupBy(*keys).agg(*columns)).drop(SLOT)
         if params.key is not None and (
             edge.routing is Routing.all_to_one
             or (edge.routing is Routing.partitioned and edge.key == params.key)
         ):
-            member = [] if edge.distributed else [sender_member(sender).alias("__member")]
-            grouped = without_slot(frame).groupBy(*member, *_key(params)).agg(*columns)
-            first, width = candidates(edge, ctx.vertex, F.col("__member"))
+            # the sender's member matters on a local edge from several members (one: member 0)
+            local = not edge.distributed and sender.parallelism > sender.local_parallelism
+            member = [sender_member(sender).alias("__member")] if local else []
+            grouped = counted(without_slot(frame).groupBy(*member, *_key(params)).agg(*columns))
+            first, width = candidates(edge, ctx.vertex, F.col("__member") if local else F.lit(0))
             on_key = edge.model_copy(update={"key": "`key`"})
             pid = partition_id(grouped, on_key, ctx.partition_count)
             slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
-            return slotted.repartition(n, SLOT).drop(SLOT, "__member")
+            return _placed(ctx, slotted, n).drop(SLOT, "__member")
         items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
         keys = [F.col(SLOT), *_key(params)]
-        return items.groupBy(*keys).agg(*columns).repartition(n, SLOT).drop(SLOT)
+        return _placed(ctx, counted(items.groupBy(*keys).agg(*columns)), n).drop(SLOT)
 
     def in_epochs(self, ctx: OpContext, params: p.AggregateParams) -> DataFrame:
         """Streaming: partial results carried from epoch to epoch, emitted at the end."""
@@ -267,6 +285,23 @@ class AggregateOp:
         )
         ctx.epoch.state_out[name] = step.state
         return step.output
+
+
+def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:
+    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell."""
+    return slotted.repartition(n, SLOT) if _placed_downstream(ctx) else slotted
+
+
+def _placed_downstream(ctx: OpContext) -> bool:
+    """Whether a consumer of the output can tell which partition a row is in.
+
+    A distributed edge that is partitioned, all-to-one or broadcast routes each item by its
+    content alone (no sender member, no sender row index), so where the row was is lost.
+    """
+    return not all(
+        e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast
+        for e in ctx.outbound
+    )
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
@@ -362,7 +397,15 @@ class SortOp:
         return ctx.only_input.sortWithinPartitions(*columns)
 
 
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_safe(value: Any) -> Any:
+    """A collected value as JSON can hold it; a ``Row`` (nested too) becomes a dict."""
+    if type(value) in _AS_IS:
+        return value
+    if isinstance(value, Row):
+        return {field: json_safe(v) for field, v in zip(value.__fields__, value, strict=True)}
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Decimal):
@@ -380,12 +423,13 @@ class ResultsSinkOp:
     """Keeps at most ``results_cap`` records with the job; consumes every item."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        # A full pass first, so every vertex's counts are complete; the capped collect then
-        # reads the kept items instead of running the DAG again.
-        frame = ctx.keep(_union(ctx.inputs))
-        frame.count()
-        rows = frame.limit(ctx.results_cap).collect()
-        ctx.sink_results[ctx.vertex.name] = [json_safe(r.asDict(recursive=True)) for r in rows]
+        # One full pass, so every vertex's counts are complete: each processor hands over at
+        # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
+        # in processor order, as ``limit(cap).collect()`` would.
+        frame = _union(ctx.inputs)
+        rows = frame.where(row_in_partition() < F.lit(ctx.results_cap)).collect()
+        rows = rows[: ctx.results_cap]
+        ctx.sink_results[ctx.vertex.name] = [json_safe(row) for row in rows]
         return frame
 
 

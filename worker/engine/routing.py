@@ -82,8 +82,13 @@ def spray(*, first: Column, width: int) -> Column:
     """Round-robin over ``width`` candidates from ``first``: each sender starts at its own
     partition index and deals its rows in turn, so per-sender counts differ by at most one."""
     sender = F.spark_partition_id().cast("long")
-    row = F.monotonically_increasing_id() - F.shiftleft(sender, _ROW_BITS)
-    return first + F.pmod(sender + row, F.lit(width))
+    return first + F.pmod(sender + row_in_partition(), F.lit(width))
+
+
+def row_in_partition() -> Column:
+    """Each row's index within its partition (0, 1, ... in the order the rows come)."""
+    sender = F.spark_partition_id().cast("long")
+    return F.monotonically_increasing_id() - F.shiftleft(sender, _ROW_BITS)
 
 
 def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column:

@@ -106,7 +106,13 @@ class _Execution:
         inbound = self.plan.inbound(name)
         if self.epoch is not None and inbound:
             self.epoch.coalesce(name)
-        inputs = self.consume_by_priority(name, inbound, getattr(op, "places_own_input", False))
+        # An epoch run's aggregate carries state instead of grouping once: count it as usual.
+        counts_own_input = (
+            getattr(op, "counts_own_input", False) and len(inbound) == 1 and self.epoch is None
+        )
+        inputs = self.consume_by_priority(
+            name, inbound, getattr(op, "places_own_input", False), counts_own_input
+        )
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
@@ -121,6 +127,7 @@ class _Execution:
             outbound=self.plan.outbound(name),
             epoch=self.epoch,
             redis=self.control.redis,
+            count_input=self.counters.own_input_counter(name),
         )
         output = op.apply(context)
         if self.epoch is not None and vertex.processor not in OWN_WATERMARKS:
@@ -128,8 +135,9 @@ class _Execution:
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
         if role == "sink":
             return
-        output = self.counters.emitted(name, without_slot(output))
         outbound = self.dag.outbound[name]
+        alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
+        output = self.counters.emitted(name, without_slot(output), at_receiver=alone)
         if len(outbound) > 1:
             output = self.keep(output)
         self.frames[name] = output
@@ -137,7 +145,11 @@ class _Execution:
             output.count()  # a dead end still runs, as its processors would in Jet
 
     def consume_by_priority(
-        self, name: str, inbound: list[EdgePlan], places_own_input: bool
+        self,
+        name: str,
+        inbound: list[EdgePlan],
+        places_own_input: bool,
+        counts_own_input: bool = False,
     ) -> list[DataFrame]:
         """The routed inbound frames by ordinal; all but the last priority level materialised.
 
@@ -154,6 +166,7 @@ class _Execution:
                 outbound_frame(whole, edge),
                 copies=copies_per_item(edge, receiver),
                 partial=ORDINAL in whole.columns,
+                counts_own_input=counts_own_input,
             )
             if not places_own_input:
                 frame = route(frame, edge, sender, receiver, self.plan.partition_count)
