@@ -6,7 +6,7 @@ One in-process worker (warm SparkSession, ``local[2]``) on real PostgreSQL and R
 
 1. throughput, both guarantees in the same run: ``source.sequence`` (unbounded, as fast as
    it goes) -> ``insert_watermarks`` -> ``window`` (tumbling 1 s, 1,000 keys) ->
-   ``sink.logger``; events/s = items the sink received over the measured epochs, read from
+   ``sink.logger``; events/s = items the source emitted over the committed epochs, read from
    the job's committed progress. The ratio exactly_once / none is the snapshot overhead.
 2. watermark lag: the same DAG fed at a fixed rate with 1 s epochs; the lag of the window
    vertex's coalesced watermark behind the wall clock, from the metric ticks each epoch
@@ -149,10 +149,15 @@ class Stack:
             time.sleep(0.05)  # polling the worker threads' database writes
         raise TimeoutError(f"job {job_id}: not ready within {deadline_s} s")
 
-    def close(self) -> None:
+    def stop_workers(self) -> None:
         for worker, thread in self.workers:
             worker.stop()
+            worker.stop_running_jobs()
             thread.join(timeout=30)
+        self.workers.clear()
+
+    def close(self) -> None:
+        self.stop_workers()
         self.spark.stop()
         self.engine.dispose()
 
@@ -162,16 +167,16 @@ def epoch_of(job: Job) -> int:
 
 
 def throughput(stack: Stack, guarantee: str, seconds: float) -> float:
-    """Events/s the sink received between the end of the warm-up and ``seconds`` later."""
+    """Events/s that entered the DAG (committed epochs) over ``seconds`` after a warm-up."""
     job_id = stack.submit(pipeline(guarantee, rate=None, interval_ms=100))
-    warm = stack.wait(job_id, lambda j: j.status == "RUNNING" and j.items_out > 0)
-    warm = stack.wait(job_id, lambda j, base=warm.items_out: j.items_out > base)
-    began, start_items = time.monotonic(), warm.items_out
+    warm = stack.wait(job_id, lambda j: j.status == "RUNNING" and j.items_in > 0)
+    warm = stack.wait(job_id, lambda j, base=warm.items_in: j.items_in > base)
+    began, start_items = time.monotonic(), warm.items_in
     time.sleep(seconds)  # the job runs on the worker's threads meanwhile
     now = stack.job(job_id)
     elapsed = time.monotonic() - began
     stack.cancel(job_id)
-    return (now.items_out - start_items) / elapsed
+    return (now.items_in - start_items) / elapsed
 
 
 def watermark_lag(stack: Stack, seconds: float, rate: int, interval_ms: int) -> list[float]:
@@ -196,6 +201,7 @@ def watermark_lag(stack: Stack, seconds: float, rate: int, interval_ms: int) -> 
 
 def recovery(stack: Stack) -> tuple[float, float]:
     """(loss -> claimed elsewhere, claimed -> first snapshot there), lease of 3 s."""
+    stack.stop_workers()  # the job must land on ``first``
     first = stack.start_worker(lease_s=3)
     job_id = stack.submit(pipeline("exactly_once", rate=200_000, interval_ms=500))
     job = stack.wait(job_id, lambda j: j.status == "RUNNING" and epoch_of(j) >= 2)
@@ -215,6 +221,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--parts", default="throughput,lag,recovery")
     args = parser.parse_args()
     os.environ.setdefault("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "100")
     os.environ.setdefault("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000000")
@@ -222,33 +229,38 @@ def main() -> None:
         stack = Stack(Path(home))
         try:
             stack.start_worker()
-            rates: dict[str, list[float]] = {"none": [], "exactly_once": []}
-            for _ in range(args.rounds):  # alternated, so drift hits both alike
-                for guarantee in rates:
-                    rates[guarantee].append(throughput(stack, guarantee, args.seconds))
-            none, exact = (statistics.median(rates[g]) for g in ("none", "exactly_once"))
-            print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink")
-            print(f"  none          {none:12,.0f}   runs {[round(r) for r in rates['none']]}")
-            print(
-                f"  exactly_once  {exact:12,.0f}   runs {[round(r) for r in rates['exactly_once']]}"
-            )
-            print(
-                f"  ratio exactly_once / none: {exact / none:.2f} (overhead {1 - exact / none:.0%})"
-            )
-            interval = 1000
-            lags = watermark_lag(stack, args.seconds, rate=100_000, interval_ms=interval)
-            print(
-                f"watermark lag at the window, 1 s epochs, {len(lags)} ticks: "
-                f"p50 {percentile(lags, 0.5):.0f} ms, p99 {percentile(lags, 0.99):.0f} ms "
-                f"({percentile(lags, 0.99) / interval:.2f} x the epoch interval)"
-            )
-            reclaim, resume = recovery(stack)
-            print(
-                f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "
-                f"reclaimed -> first new snapshot {resume:.1f} s"
-            )
+            parts = set(args.parts.split(","))
+            if "throughput" in parts:
+                measure_throughput(stack, args.seconds, args.rounds)
+            if "lag" in parts:
+                measure_lag(stack, args.seconds)
+            if "recovery" in parts:
+                reclaim, resume = recovery(stack)
+                print(f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "
+                      f"reclaimed -> first new snapshot {resume:.1f} s")  # fmt: skip
         finally:
             stack.close()
+
+
+def measure_throughput(stack: Stack, seconds: float, rounds: int) -> None:
+    rates: dict[str, list[float]] = {"none": [], "exactly_once": []}
+    for _ in range(rounds):  # alternated, so drift hits both alike
+        for guarantee in rates:
+            rates[guarantee].append(throughput(stack, guarantee, seconds))
+    none, exact = (statistics.median(rates[g]) for g in ("none", "exactly_once"))
+    print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink")
+    for guarantee, median in (("none", none), ("exactly_once", exact)):
+        print(f"  {guarantee:<13} {median:12,.0f}   runs {[round(r) for r in rates[guarantee]]}")
+    print(f"  ratio exactly_once / none: {exact / none:.2f} (overhead {1 - exact / none:.0%})")
+
+
+def measure_lag(stack: Stack, seconds: float, interval: int = 1000) -> None:
+    lags = watermark_lag(stack, seconds, rate=100_000, interval_ms=interval)
+    p50, p99 = percentile(lags, 0.5), percentile(lags, 0.99)
+    print(
+        f"watermark lag at the window, {interval} ms epochs, {len(lags)} ticks: "
+        f"p50 {p50:.0f} ms, p99 {p99:.0f} ms ({p99 / interval:.2f} x the epoch interval)"
+    )
 
 
 if __name__ == "__main__":

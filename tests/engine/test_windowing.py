@@ -23,7 +23,8 @@ from pyspark.sql import functions as F
 from jetspark.dag.partitioning import partition_id
 from jetspark.dag.processors import AggregateParams, WindowParams
 from worker.engine.routing import SLOT, place, slot_table
-from worker.engine.stateful_aggregate import PARTITION, PROCESSOR, StepResult, aggregate_step
+from worker.engine.state_columns import PARTITION, PROCESSOR
+from worker.engine.stateful_aggregate import StepResult, aggregate_step
 from worker.engine.windowing import window_step
 
 pytestmark = pytest.mark.spark

@@ -28,9 +28,8 @@ from pyspark.sql.types import DataType, StructType
 from jetspark.dag.processors import AggregateParams
 from worker.engine import aggregation
 from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
+from worker.engine.state_columns import PARTITION, PROCESSOR
 
-PROCESSOR = "__processor"
-PARTITION = "__partition"
 KEY = "__key"
 TS = "__ts"
 

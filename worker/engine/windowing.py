@@ -31,10 +31,9 @@ from pyspark.sql.types import DataType, TimestampNTZType, TimestampType
 from jetspark.dag.processors import WindowParams
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
+from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import (
     KEY,
-    PARTITION,
-    PROCESSOR,
     TS,
     Keep,
     StepResult,

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from jetspark.processor.runtime.tasklet import Event, Exhausted, Items
+from worker.engine.state_columns import PARTITION, PROCESSOR
 
 IN_ORDINAL = "__in_ordinal"
 IN_PRIORITY = "__in_priority"
@@ -25,8 +26,6 @@ OUT_ORDINAL = "__ordinal"
 STATE_KEY = "__state_key"
 STATE_VALUE = "__state_value"
 KIND = "__kind"
-PROCESSOR = "__processor"
-PARTITION = "__partition"
 NUMBER = "__number"
 ITEM, STATE, WATERMARKS, SUMMARY = 0, 1, 2, 3
 EPOCH_FIELDS = (

@@ -22,11 +22,11 @@ from worker.engine.python.arrow_io import (
     IN_ORDINAL,
     IN_PRIORITY,
     PACKED_ITEM,
-    PROCESSOR,
     STATE_KEY,
     STATE_VALUE,
 )
 from worker.engine.routing import SLOT, by_processor, place
+from worker.engine.state_columns import PROCESSOR
 
 _HOME = "__home_partition"
 

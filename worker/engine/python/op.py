@@ -29,8 +29,6 @@ from worker.engine.python.arrow_io import (
     KIND,
     NUMBER,
     OUT_ORDINAL,
-    PARTITION,
-    PROCESSOR,
     STATE,
     STATE_KEY,
     STATE_VALUE,
@@ -40,6 +38,7 @@ from worker.engine.python.arrow_io import (
 from worker.engine.python.frames import packed_frame, source_frame, with_state
 from worker.engine.python.task import EpochTask, TaskPlan, run_partition
 from worker.engine.routing import SLOT, with_slot
+from worker.engine.state_columns import PARTITION, PROCESSOR
 
 if TYPE_CHECKING:
     from worker.engine.ops import OpContext

@@ -30,8 +30,6 @@ from jetspark.processor.runtime.tasklet import (
 )
 from worker.engine.python.arrow_io import (
     NUMBER,
-    PARTITION,
-    PROCESSOR,
     STATE,
     STATE_KEY,
     STATE_VALUE,
@@ -44,6 +42,7 @@ from worker.engine.python.arrow_io import (
     split_restore,
 )
 from worker.engine.python.live import PROCESSORS_KEY, OutputClock, live_report
+from worker.engine.state_columns import PARTITION, PROCESSOR
 
 STATE_BATCH_ROWS = 8_192
 

@@ -35,12 +35,11 @@ from worker.engine.contract import (
 )
 from worker.engine.errors import EngineError
 from worker.engine.routing import SLOT, slot_table
-from worker.engine.stateful_aggregate import PROCESSOR
+from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_empty, planner_for
 from worker.engine.streaming.state_store import (
-    PARTITION,
     StoreAddress,
     delete_snapshot,
     read_state,

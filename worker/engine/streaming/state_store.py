@@ -22,8 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from jetspark.queue.keys import Keys
+from worker.engine.state_columns import PARTITION
 
-PARTITION = "__partition"
 WRITE_TASKS = 8
 WAIT_TIMEOUT_MS = 2_000
 """How long a snapshot write waits for its backups before the snapshot fails."""
