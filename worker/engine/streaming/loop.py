@@ -106,10 +106,10 @@ class _Stream:
             return 0, offsets, WatermarkTracker.for_plan(self.plan)
         log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
         self.state = self.restore_state(restored)
-        saved = restored.offsets.get("counts", {})
-        self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
-        if restored.job_id == self.job.id:  # another job's (initial) snapshot: a t0 of its own
+        if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
+            saved = restored.offsets.get("counts", {})  # of its own
+            self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
             self.job_t0_ms = int(restored.offsets.get("job_t0_ms", self.job_t0_ms))
         return restored.epoch, dict(restored.offsets["sources"]), tracker
 
