@@ -7,7 +7,7 @@ through ``worker.engine.run_job``, in rounds (each variant once per round), best
 
 - ``on``: as a worker runs it with ``JETSPARK_WORKER_METRICS_ENABLED`` (the default): a
   ``JobReporter`` publishing every 0.5 s and every task writing its processor's report to
-  Redis every 0.3 s;
+  Redis every 0.5 s;
 - ``off``: no reporter, no task reports (the setting off).
 
 Prints words/s of each and the ratio on / off (target ≥ 0.95).
