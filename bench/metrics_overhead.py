@@ -1,6 +1,6 @@
 """Live metrics overhead: the same job with metrics reporting on and off, in one run.
 
-Run: ``.venv/bin/python -m bench.metrics_overhead [--words 4000000] [--repeats 3]``. One
+Run: ``.venv/bin/python -m bench.metrics_overhead [--words 12000000] [--repeats 3]``. One
 SparkSession (local[2]) and an embedded Valkey; a word count whose tokenizer is the Python
 ``Tokenizer`` processor (``python`` vertices are the ones that report from their Spark tasks),
 through ``worker.engine.run_job``, in rounds (each variant once per round), best of them:
@@ -58,7 +58,7 @@ def run_once(spark: SparkSession, path: Path, reporting: MetricsReporting | None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--words", type=int, default=4_000_000)
+    parser.add_argument("--words", type=int, default=12_000_000)  # 4M: too short to tell
     parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -222,6 +222,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--parts", default="throughput,lag,recovery")
+    parser.add_argument("--lag-interval-ms", type=int, default=1000)
     args = parser.parse_args()
     os.environ.setdefault("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "100")
     os.environ.setdefault("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000000")
@@ -233,7 +234,7 @@ def main() -> None:
             if "throughput" in parts:
                 measure_throughput(stack, args.seconds, args.rounds)
             if "lag" in parts:
-                measure_lag(stack, args.seconds)
+                measure_lag(stack, args.seconds, args.lag_interval_ms)
             if "recovery" in parts:
                 reclaim, resume = recovery(stack)
                 print(f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "
