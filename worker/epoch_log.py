@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job, JobResult, Snapshot
 from jetspark.jobs import orchestration
-from jetspark.jobs.snapshots import summary
+from jetspark.jobs.snapshots import committed_named, latest_committed, summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
 
 
@@ -36,19 +36,12 @@ class PgEpochLog:
 
     def restore_point(self) -> SnapshotRecord | None:
         with self.sessions() as session:
-            row = session.execute(
-                select(Snapshot)
-                .where(Snapshot.job_id == self.job_id, Snapshot.committed_at.is_not(None))
-                .order_by(Snapshot.snapshot_id.desc())
-                .limit(1)
-            ).scalar_one_or_none()
+            row = latest_committed(session, self.job_id)
             return None if row is None else record_of(row)
 
     def named_snapshot(self, name: str) -> SnapshotRecord | None:
         with self.sessions() as session:
-            row = session.execute(
-                select(Snapshot).where(Snapshot.name == name, Snapshot.committed_at.is_not(None))
-            ).scalar_one_or_none()
+            row = committed_named(session, name)
             return None if row is None else record_of(row)
 
     def planned_ranges(self, epoch: int) -> dict[str, Any] | None:
@@ -67,7 +60,8 @@ class PgEpochLog:
 
     def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None:
         with self.sessions() as session:
-            orchestration.record_progress(session, self.job_id, fencing_token=self.token)
+            # Fenced, but not a change anyone watches: no version bump, no NOTIFY.
+            orchestration.held_by(session, self.job_id, fencing_token=self.token)
             session.execute(
                 delete(Snapshot).where(
                     Snapshot.job_id == self.job_id,
@@ -136,21 +130,16 @@ class PgEpochLog:
         row.committed_at = datetime.now(UTC)
         session.flush()
         job.last_snapshot = summary(row)
-        older = session.execute(
-            select(Snapshot).where(
+        older = session.scalars(
+            delete(Snapshot)
+            .where(
                 Snapshot.job_id == self.job_id,
                 Snapshot.snapshot_id < record.snapshot_id,
                 Snapshot.name.is_(None),
             )
-        ).scalars()
-        dropped = [record_of(old) for old in older if old.committed_at is not None]
-        session.execute(
-            delete(Snapshot).where(
-                Snapshot.job_id == self.job_id,
-                Snapshot.snapshot_id < record.snapshot_id,
-                Snapshot.name.is_(None),
-            )
+            .returning(Snapshot)
         )
+        dropped = [record_of(old) for old in older if old.committed_at is not None]
         return dropped
 
 

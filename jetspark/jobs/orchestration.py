@@ -220,6 +220,17 @@ def renew_lease(
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+def held_by(session: Session, job_id: uuid.UUID, *, fencing_token: int) -> Job:
+    """The job, locked, if the worker with ``fencing_token`` still holds it; else refused
+    (``StaleFencingToken`` or ``IllegalTransition``). Changes nothing: no version, no NOTIFY."""
+    job = load_for_update(session, job_id)
+    if fencing_token != job.fencing_token:
+        raise StaleFencingToken(job_id, fencing_token, job.fencing_token)
+    if JobStatus(job.status) not in HELD_BY_WORKER:
+        raise IllegalTransition(job_id, JobStatus(job.status), JobStatus(job.status))
+    return job
+
+
 def record_progress(
     session: Session, job_id: uuid.UUID, *, fencing_token: int, **fields: Any
 ) -> Job:
@@ -228,11 +239,7 @@ def record_progress(
     Refused like any worker write once the token moved on or the job is no longer held, so a
     worker that lost its job never commits an epoch of it. Watchers of the job are notified.
     """
-    job = load_for_update(session, job_id)
-    if fencing_token != job.fencing_token:
-        raise StaleFencingToken(job_id, fencing_token, job.fencing_token)
-    if JobStatus(job.status) not in HELD_BY_WORKER:
-        raise IllegalTransition(job_id, JobStatus(job.status), JobStatus(job.status))
+    job = held_by(session, job_id, fencing_token=fencing_token)
     for name, value in fields.items():
         setattr(job, name, value)
     job.version += 1

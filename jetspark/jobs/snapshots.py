@@ -35,6 +35,26 @@ def summary(row: Snapshot) -> dict[str, Any]:
     }
 
 
+def latest_committed(
+    session: Session, job_id: uuid.UUID, *, for_update: bool = False
+) -> Snapshot | None:
+    """The job's last committed snapshot: what a restart restores and an export names."""
+    query = (
+        select(Snapshot)
+        .where(Snapshot.job_id == job_id, Snapshot.committed_at.is_not(None))
+        .order_by(Snapshot.snapshot_id.desc())
+        .limit(1)
+    )
+    return session.execute(query.with_for_update() if for_update else query).scalar_one_or_none()
+
+
+def committed_named(session: Session, name: str) -> Snapshot | None:
+    """The committed snapshot exported under ``name``."""
+    return session.execute(
+        select(Snapshot).where(Snapshot.name == name, Snapshot.committed_at.is_not(None))
+    ).scalar_one_or_none()
+
+
 def list_snapshots(session: Session, job_id: uuid.UUID) -> list[Snapshot]:
     """The job's committed snapshots (its latest and every exported one), newest first."""
     get_job(session, job_id)
@@ -49,13 +69,7 @@ def list_snapshots(session: Session, job_id: uuid.UUID) -> list[Snapshot]:
 def export_snapshot(session: Session, job_id: uuid.UUID, name: str) -> Snapshot:
     """Name the job's latest committed snapshot, so it outlives the job; commits."""
     get_job(session, job_id)
-    latest = session.execute(
-        select(Snapshot)
-        .where(Snapshot.job_id == job_id, Snapshot.committed_at.is_not(None))
-        .order_by(Snapshot.snapshot_id.desc())
-        .limit(1)
-        .with_for_update()
-    ).scalar_one_or_none()
+    latest = latest_committed(session, job_id, for_update=True)
     if latest is None:
         raise SnapshotConflict(
             f"job {job_id} has no committed snapshot yet (it needs a processing guarantee "
@@ -76,9 +90,7 @@ def export_snapshot(session: Session, job_id: uuid.UUID, name: str) -> Snapshot:
 
 def check_initial_snapshot(session: Session, name: str, dag: ValidatedDag) -> None:
     """Refuse (SnapshotConflict) a DAG that cannot start from the named snapshot."""
-    row = session.execute(
-        select(Snapshot).where(Snapshot.name == name, Snapshot.committed_at.is_not(None))
-    ).scalar_one_or_none()
+    row = committed_named(session, name)
     if row is None:
         raise SnapshotConflict(f"no exported snapshot is named {name!r}")
     problems = incompatibilities(dag, row.source_offsets or {}, row.stats or {})
