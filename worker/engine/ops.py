@@ -325,14 +325,23 @@ class InsertWatermarksOp:
             .agg(F.max(ts).cast("bigint").alias("top"))
             .collect()
         )
-        ctx.epoch.watermarks.observe_events(
-            ctx.vertex.name,
-            {int(r["g"]): int(r["top"]) for r in tops},
-            allowed_lag_ms=params.allowed_lag_ms,
-            idle_timeout_ms=params.idle_timeout_ms,
-            now_ms=ctx.epoch.now_ms,
-        )
+        tops_by_processor = {int(r["g"]): int(r["top"]) for r in tops}
+        observe_watermarks(ctx.epoch, ctx.vertex.name, params, tops_by_processor)
         return kept
+
+
+def observe_watermarks(
+    epoch: EpochScope, vertex: str, params: p.InsertWatermarksParams, tops: dict[int, int]
+) -> None:
+    """An ``insert_watermarks`` vertex saw these greatest timestamps per processor this
+    epoch (none at all in an epoch without input: only its idle clocks move)."""
+    epoch.watermarks.observe_events(
+        vertex,
+        tops,
+        allowed_lag_ms=params.allowed_lag_ms,
+        idle_timeout_ms=params.idle_timeout_ms,
+        now_ms=epoch.now_ms,
+    )
 
 
 class WindowOp:

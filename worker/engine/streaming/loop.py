@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
 from jetspark.dag.plan import ExecutionPlan
+from jetspark.dag.processors import InsertWatermarksParams
 from jetspark.dag.snapshots import dag_fingerprint, state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
@@ -34,6 +35,7 @@ from worker.engine.contract import (
     VertexCounts,
 )
 from worker.engine.errors import EngineError
+from worker.engine.ops import observe_watermarks
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.streaming.metrics import marks_of
@@ -126,7 +128,8 @@ class _Stream:
             if vertex not in self.dag.vertices:
                 continue
             frame = read_state(self.spark, vertex, address, stats["schema"])
-            state[vertex] = self.reslot(vertex, frame, stats["layout"])
+            # Read now: the snapshot's keys go once the next one commits.
+            state[vertex] = self.reslot(vertex, frame, stats["layout"]).localCheckpoint(eager=True)
         return state
 
     def reslot(self, vertex: str, frame: DataFrame, layout: dict[str, int]) -> DataFrame:
@@ -243,19 +246,12 @@ class _Stream:
             vertex = self.plan.vertex(name)
             if self.plan.inbound(name):
                 scope.coalesce(name)
-            if vertex.processor == "insert_watermarks":
-                params = self.dag.params[name]
-                scope.watermarks.observe_events(
-                    name,
-                    {},
-                    allowed_lag_ms=getattr(params, "allowed_lag_ms", 0),
-                    idle_timeout_ms=getattr(params, "idle_timeout_ms", None),
-                    now_ms=scope.now_ms,
-                )
+            params = self.dag.params[name]
+            if isinstance(params, InsertWatermarksParams):
+                observe_watermarks(scope, name, params, {})
             elif vertex.processor not in OWN_WATERMARKS:
                 scope.watermarks.pass_through(name)
-        self.state = {**self.state, **scope.state_out}
-        scope.state_out = dict(self.state)
+        scope.state_out = dict(self.state)  # no op ran: every state goes on as it was
 
     def barrier(
         self, scope: EpochScope, offsets: dict[str, Any], counts: dict[str, VertexCounts]
@@ -267,8 +263,9 @@ class _Stream:
             total.items_out += c.items_out
         for name, late in scope.late_frames.items():
             scope.late[name] = int(late.agg(F.sum("late")).collect()[0][0] or 0)
-        carried = {
-            name: frame.localCheckpoint(eager=True) for name, frame in scope.state_out.items()
+        carried = {  # a state carried unchanged (a quiet epoch) is checkpointed already
+            name: frame if frame is self.state.get(name) else frame.localCheckpoint(eager=True)
+            for name, frame in scope.state_out.items()
         }
         record = None
         if self.snapshots:
