@@ -8,9 +8,11 @@ One in-process worker (warm SparkSession, ``local[2]``) on real PostgreSQL and R
    it goes) -> ``insert_watermarks`` -> ``window`` (tumbling 1 s, 1,000 keys) ->
    ``sink.logger``; events/s = items the source emitted over the committed epochs, read from
    the job's committed progress. The ratio exactly_once / none is the snapshot overhead.
-2. watermark lag: the same DAG fed at a fixed rate with 1 s epochs; the lag of the window
-   vertex's coalesced watermark behind the wall clock, from the metric ticks each epoch
-   publishes (p50, p99), against the epoch interval.
+2. watermark lag: the same DAG fed at 100k events/s with 1 s epochs
+   (``--lag-interval-ms``); after ``--lag-warmup`` seconds (the JVM compiles the epoch's
+   code and drains the backlog of the first epochs), the lag of the window vertex's
+   coalesced watermark behind the wall clock, from the metric documents published every
+   0.5 s (p50, p99, max), against the epoch interval.
 3. recovery: the worker holding an exactly-once job is lost (its job threads stop, its lease
    runs out); a second worker takes over. Reported: loss -> claimed by the other worker, and
    claimed -> its first committed snapshot (the restore and one epoch).
@@ -179,11 +181,16 @@ def throughput(stack: Stack, guarantee: str, seconds: float) -> float:
     return (now.items_in - start_items) / elapsed
 
 
-def watermark_lag(stack: Stack, seconds: float, rate: int, interval_ms: int) -> list[float]:
-    """Lag of the window vertex's coalesced watermark behind the clock, per metric tick."""
+def watermark_lag(
+    stack: Stack, seconds: float, rate: int, interval_ms: int, warmup_s: float
+) -> list[float]:
+    """Lag of the window vertex's coalesced watermark behind the clock, per metric tick,
+    once the job has run ``warmup_s`` (the JVM compiles the epoch's code in its first
+    epochs, and the backlog they build up drains)."""
     job_id = stack.submit(pipeline("exactly_once", rate=rate, interval_ms=interval_ms))
     stack.wait(job_id, lambda j: epoch_of(j) >= 2)
-    began, lags, last = time.monotonic(), [], "0-0"
+    time.sleep(warmup_s)  # the job runs on the worker's threads meanwhile
+    began, lags, last = time.monotonic(), [], "$"
     events = stack.keys.job_events(job_id)
     while time.monotonic() - began < seconds:
         read: Any = stack.client.xread({events: last}, block=500) or []
@@ -223,6 +230,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--parts", default="throughput,lag,recovery")
     parser.add_argument("--lag-interval-ms", type=int, default=1000)
+    parser.add_argument("--lag-warmup", type=float, default=30.0)
     args = parser.parse_args()
     os.environ.setdefault("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "100")
     os.environ.setdefault("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000000")
@@ -234,7 +242,7 @@ def main() -> None:
             if "throughput" in parts:
                 measure_throughput(stack, args.seconds, args.rounds)
             if "lag" in parts:
-                measure_lag(stack, args.seconds, args.lag_interval_ms)
+                measure_lag(stack, args.seconds, args.lag_interval_ms, args.lag_warmup)
             if "recovery" in parts:
                 reclaim, resume = recovery(stack)
                 print(f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "
@@ -255,12 +263,14 @@ def measure_throughput(stack: Stack, seconds: float, rounds: int) -> None:
     print(f"  ratio exactly_once / none: {exact / none:.2f} (overhead {1 - exact / none:.0%})")
 
 
-def measure_lag(stack: Stack, seconds: float, interval: int = 1000) -> None:
-    lags = watermark_lag(stack, seconds, rate=100_000, interval_ms=interval)
+def measure_lag(stack: Stack, seconds: float, interval: int, warmup_s: float) -> None:
+    lags = watermark_lag(stack, seconds, rate=100_000, interval_ms=interval, warmup_s=warmup_s)
     p50, p99 = percentile(lags, 0.5), percentile(lags, 0.99)
     print(
-        f"watermark lag at the window, {interval} ms epochs, {len(lags)} ticks: "
-        f"p50 {p50:.0f} ms, p99 {p99:.0f} ms ({p99 / interval:.2f} x the epoch interval)"
+        f"watermark lag at the window, {interval} ms epochs, {len(lags)} ticks "
+        f"after {warmup_s:.0f} s of warm-up: "
+        f"p50 {p50:.0f} ms, p99 {p99:.0f} ms ({p99 / interval:.2f} x the epoch interval), "
+        f"max {max(lags):.0f} ms"
     )
 
 

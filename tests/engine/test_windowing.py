@@ -14,6 +14,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -194,7 +195,7 @@ def run_windows(
             parallelism=parallelism,
             partition_count=PARTITION_COUNT,
             wm_before=after[epoch - 1] if epoch else dict.fromkeys(range(parallelism)),
-            wm_after=after[epoch],
+            wm_after=partial(dict, after[epoch]),
             final=epoch == EPOCHS - 1,
             keep=kept,
         )
@@ -240,9 +241,8 @@ def test_windows_over_epochs_match_the_reference(
             values[-1] = round(values[-1], 9)
             got.append((epoch, g, key, row["window_start"], row["window_end"], *values))
         assert result.late is not None
-        for count in result.late.collect():
-            assert slots[count[SLOT]] == count[PROCESSOR]
-            late[(epoch, count[PROCESSOR])] += count["late"]
+        for g, count in result.late.per_processor().items():
+            late[(epoch, g)] += count
         for kept in state:
             assert slots[kept[SLOT]] == kept[PROCESSOR]
             assert kept[PARTITION] == (
@@ -276,7 +276,7 @@ def one_epoch(
         parallelism=1,
         partition_count=PARTITION_COUNT,
         wm_before={0: before},
-        wm_after={0: after},
+        wm_after=lambda: {0: after},
         final=final,
     )
     carried, state_rows = through_arrow(spark, result.state)

@@ -21,27 +21,28 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from worker.engine.contract import VertexCounts
+from worker.engine.observed import ObservedAggregates
 
 ITEMS = "__jetspark_items"
 """The per-group item count an op that counts its own input aggregates."""
 
 
-def _finished(observation: Any) -> int | None:
-    if observation._jo is None or not observation._jo.future().isCompleted():
-        return None
-    return int(observation.get.get("n", 0))
+def _finished(observation: ObservedAggregates | None) -> int:
+    observed = observation.observed() if observation is not None else None
+    return (observed["n"] or 0) if observed is not None else 0
 
 
-def _observed(frame: DataFrame, count: Column | None = None) -> tuple[DataFrame, Any]:
-    observation = Observation()
-    n = F.count(F.lit(1)) if count is None else count
-    return frame.observe(observation, n.alias("n")), observation
+def _observed(
+    frame: DataFrame, per_row: Column | None = None
+) -> tuple[DataFrame, ObservedAggregates]:
+    """``frame`` counting its rows (or summing ``per_row``) as Spark computes it."""
+    observation = ObservedAggregates(frame, {"n": F.sum(F.lit(1) if per_row is None else per_row)})
+    return observation.frame, observation
 
 
 def items_column() -> Column:
@@ -53,7 +54,7 @@ def items_column() -> Column:
 class _Inbound:
     sender: str
     copies: int
-    observation: Any = None
+    observation: ObservedAggregates | None = None
     """Set when the edge carries only part of the sender's output."""
 
 
@@ -62,7 +63,7 @@ class VertexCounters:
 
     def __init__(self) -> None:
         self._inbound: dict[str, list[_Inbound]] = defaultdict(list)
-        self._emitted: dict[str, Any] = {}
+        self._emitted: dict[str, ObservedAggregates] = {}
         self._at_receiver: set[str] = set()
         self._own_input: dict[str, str] = {}
         """Receiver -> the sender whose items it counts itself."""
@@ -109,24 +110,20 @@ class VertexCounters:
             return None
 
         def count(groups: DataFrame) -> DataFrame:
-            total = F.coalesce(F.sum(F.col(ITEMS)), F.lit(0))
-            groups, self._emitted[sender] = _observed(groups, total)
+            groups, self._emitted[sender] = _observed(groups, F.col(ITEMS))
             return groups.drop(ITEMS)
 
         return count
 
     def _sent(self, edge: _Inbound) -> int:
         if edge.observation is not None:
-            return _finished(edge.observation) or 0
-        emitted = self._emitted.get(edge.sender)
-        return (_finished(emitted) or 0) if emitted is not None else 0
+            return _finished(edge.observation)
+        return _finished(self._emitted.get(edge.sender))
 
     def counts(self) -> dict[str, VertexCounts]:
         result: dict[str, VertexCounts] = {}
         for vertex in self._inbound.keys() | self._emitted.keys() | self._at_receiver:
             received = sum(self._sent(e) * e.copies for e in self._inbound.get(vertex, []))
-            emitted = self._emitted.get(vertex)
-            result[vertex] = VertexCounts(
-                items_in=received, items_out=(_finished(emitted) or 0) if emitted else 0
-            )
+            emitted = _finished(self._emitted.get(vertex))
+            result[vertex] = VertexCounts(items_in=received, items_out=emitted)
         return result

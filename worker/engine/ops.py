@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -21,6 +22,7 @@ from worker.engine import aggregation
 from worker.engine.contract import RedisTarget
 from worker.engine.counting import items_column
 from worker.engine.errors import EngineError
+from worker.engine.observed import ObservedAggregates
 from worker.engine.python import PythonOp
 from worker.engine.redis_streams import now_ms, stream_frame, write_stream
 from worker.engine.routing import (
@@ -127,7 +129,7 @@ class ItemsSourceOp:
 
 
 class SequenceSourceOp:
-    """Processor g emits the g-th slice of the sequence (see ``worker.engine.sequence``)."""
+    """Processor g emits its share of the sequence (see ``worker.engine.sequence``)."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.SequenceSource)
@@ -281,7 +283,7 @@ class AggregateOp:
             parallelism=ctx.vertex.parallelism,
             partition_count=ctx.partition_count,
             final=ctx.epoch.final,
-            keep=ctx.keep,
+            keep=partial(ctx.epoch.checkpointed, name),
         )
         ctx.epoch.state_out[name] = step.state
         return step.output
@@ -310,23 +312,32 @@ def _key(params: p.AggregateParams) -> list[Column]:
 
 class InsertWatermarksOp:
     """Items pass unchanged; in an epoch run, processor g's greatest timestamp this epoch
-    moves its watermark (``top - allowed_lag_ms``), see ``streaming.watermarks``."""
+    moves its watermark (``top - allowed_lag_ms``), see ``streaming.watermarks``.
+
+    The tops are observed while Spark computes the items for the vertices downstream (a
+    window computes its windows before it needs the watermark), not by a job of their own.
+    """
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.InsertWatermarksParams)
         frame = ctx.only_input
-        if ctx.epoch is None:
+        epoch = ctx.epoch
+        if epoch is None:
             return frame
-        kept = ctx.keep(frame)
-        ts = F.expr(params.timestamp)
-        tops = (
-            kept.where(ts.isNotNull())
-            .groupBy(F.spark_partition_id().alias("g"))
-            .agg(F.max(ts).cast("bigint").alias("top"))
-            .collect()
-        )
-        tops_by_processor = {int(r["g"]): int(r["top"]) for r in tops}
-        observe_watermarks(ctx.epoch, ctx.vertex.name, params, tops_by_processor)
+        ts, g = F.expr(params.timestamp).cast("bigint"), F.spark_partition_id()
+        n = ctx.vertex.parallelism
+        tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
+        kept = ctx.keep(tops.frame)  # computed once, observed then, read by every consumer
+
+        def observe() -> None:
+            by_processor = {
+                int(name.removeprefix("top_")): top
+                for name, top in tops.values().items()
+                if top is not None
+            }
+            observe_watermarks(epoch, ctx.vertex.name, params, by_processor)
+
+        epoch.defer(observe)
         return kept
 
 
@@ -347,27 +358,33 @@ def observe_watermarks(
 class WindowOp:
     """The seeds' windows over event time (``windowing.window_step``): each processor keeps
     its open windows as partial results between epochs and emits a window once the
-    watermark it coalesced passes the window's end; late items are counted and dropped."""
+    watermark it coalesced passes the window's end; late items are counted and dropped.
+
+    It coalesces its watermarks itself, once its windows are computed: the job that
+    computes them observes the timestamps upstream on the way (``InsertWatermarksOp``)."""
+
+    coalesces_itself = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.WindowParams)
-        if ctx.epoch is None:
+        epoch = ctx.epoch
+        if epoch is None:
             raise EngineError("a window runs in epochs")
         name = ctx.vertex.name
         step = window_step(
             ctx.only_input,
-            ctx.epoch.state_in.get(name),
+            epoch.state_in.get(name),
             params,
             parallelism=ctx.vertex.parallelism,
             partition_count=ctx.partition_count,
-            wm_before=ctx.epoch.wm_before.get(name, {}),
-            wm_after=ctx.epoch.wm_after.get(name, {}),
-            final=ctx.epoch.final,
-            keep=ctx.keep,
+            wm_before=epoch.watermarks.coalesced(name),
+            wm_after=lambda: epoch.coalesce(name),
+            final=epoch.final,
+            keep=partial(epoch.checkpointed, name),
         )
-        ctx.epoch.state_out[name] = step.state
+        epoch.state_out[name] = step.state
         if step.late is not None:
-            ctx.epoch.late_frames[name] = step.late
+            epoch.late_items[name] = step.late
         return step.output
 
 

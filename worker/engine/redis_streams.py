@@ -28,14 +28,21 @@ from pydantic import BaseModel
 from pyspark import TaskContext
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
 from jetspark.dag import processors as p
 
 log = structlog.get_logger("jetspark.engine")
 
 Json = dict[str, Any]
-SCHEMA = "stream string, id string, ts bigint, fields map<string,string>"
+SCHEMA = StructType(
+    [
+        StructField("stream", StringType()),
+        StructField("id", StringType()),
+        StructField("ts", LongType()),
+        StructField("fields", MapType(StringType(), StringType())),
+    ]
+)
 _ARROW = pa.schema(
     [
         ("stream", pa.string()),
@@ -44,6 +51,7 @@ _ARROW = pa.schema(
         ("fields", pa.map_(pa.string(), pa.string())),
     ]
 )
+_WRITE_REPORT = StructType([StructField("written", LongType()), StructField("skipped", LongType())])
 BATCH = 1000
 """Entries per XRANGE call (and per Arrow batch), XADDs per pipeline round trip."""
 ORDER = "__jetspark_order"
@@ -202,8 +210,10 @@ def write_stream(
     get the same ids whatever order they arrived in (a shuffle's order may differ in a
     replay). One task writes them all, in id order, as a stream must be written, and reports
     what it did through a Spark action (so the vertex's counts complete). Items with an id at
-    or below the stream's top are skipped; a stream whose top is past ``epoch_ms`` (another
-    producer writes it, or a lost at-least-once attempt ran later epochs) gets Redis's ids.
+    or below the stream's top are skipped: a replayed epoch may find itself written, and the
+    epoch after it too (it ran while this one committed). A stream whose top is past that
+    (another producer writes it, or a lost at-least-once attempt ran later epochs) gets
+    Redis's ids.
     """
     columns = list(frame.columns)
     encoded = frame.select(*[_as_text(frame, c).alias(c) for c in columns])
@@ -219,12 +229,12 @@ def write_stream(
         try:
             top = top_id(client, stream)
             ms, seq = parse_id(top) if top is not None else (-1, -1)
-            own_ids = ms <= epoch_ms
+            own_ids = ms <= epoch_ms + 1
             done = already = n = 0
             pipe = client.pipeline(transaction=False)
             for batch in batches:
                 for item in batch.to_pylist():
-                    if own_ids and ms == epoch_ms and n <= seq:
+                    if own_ids and (ms > epoch_ms or (ms == epoch_ms and n <= seq)):
                         already += 1
                     else:
                         values = {c: "null" if v is None else v for c, v in item.items()}
@@ -249,7 +259,7 @@ def write_stream(
             schema=pa.schema([("written", pa.int64()), ("skipped", pa.int64())]),
         )
 
-    reports = ordered.mapInArrow(write, "written bigint, skipped bigint").collect()
+    reports = ordered.mapInArrow(write, _WRITE_REPORT).collect()
     return Written(
         written=sum(int(r["written"]) for r in reports),
         skipped=sum(int(r["skipped"]) for r in reports),

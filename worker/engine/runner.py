@@ -104,7 +104,7 @@ class _Execution:
         if op is None:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
-        if self.epoch is not None and inbound:
+        if self.epoch is not None and inbound and not getattr(op, "coalesces_itself", False):
             self.epoch.coalesce(name)
         # An epoch run's aggregate carries state instead of grouping once: count it as usual.
         counts_own_input = (
@@ -217,9 +217,9 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
     # them in place rather than reshuffle on every join key.
     spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")
     if runs_in_epochs(spec, dag):
-        from worker.engine.streaming.loop import run_stream
+        from worker.engine.streaming.loop import epoch_session, run_stream
 
-        return run_stream(spark, job, control, spec=spec, dag=dag, plan=plan)
+        return run_stream(epoch_session(spark), job, control, spec=spec, dag=dag, plan=plan)
     execution = _Execution(spark, plan, dag, control)
     control.counts = execution.counters.counts
     try:

@@ -4,8 +4,9 @@ Spark's own ``range`` checks for a task kill only at the end of a batch, and a c
 takes rows one at a time (``persist``, ``collect``, a shuffle write, a Python processor,
 ``observe``) makes it return before every batch end: a cancelled 10^12-item sequence would go
 on burning a core for ever. Generated in a Python task instead, the rows stop with the task
-(Spark kills the Python worker of a cancelled task). Processor g emits the g-th slice, the
-same slices ``spark.range(start, start + count, numPartitions=P)`` would give.
+(Spark kills the Python worker of a cancelled task). In a batch, processor g emits the g-th
+slice, the same slices ``spark.range(start, start + count, numPartitions=P)`` would give; in
+an epoch of a stream, every P-th item from ``start + g``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import numpy as np
 import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import LongType, StructField, StructType
 
 BATCH_ROWS = 65_536
-SCHEMA = "seq bigint, ts bigint"
+SCHEMA = StructType([StructField("seq", LongType()), StructField("ts", LongType())])
+"""A StructType, not a DDL string: parsing one is a JVM round trip on every epoch."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def sequence_frame(
     parallelism: int,
     stamps: Stamps | None = None,
 ) -> DataFrame:
-    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding slice g.
+    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding its share.
 
     ``ts`` is ``seq`` itself in a bounded job, and given by ``stamps`` in a streaming one.
     """
@@ -56,10 +59,15 @@ def sequence_frame(
         for _ in batches:  # one seed row per processor
             pass
         g = TaskContext.get().partitionId()  # type: ignore[union-attr]
-        low = start + count * g // parallelism
-        high = start + count * (g + 1) // parallelism
-        for first in range(low, high, BATCH_ROWS):
-            seq = np.arange(first, min(first + BATCH_ROWS, high), dtype=np.int64)
+        if stamps is None:  # a batch: the g-th slice, as spark.range gives it
+            low = start + count * g // parallelism
+            high, step = start + count * (g + 1) // parallelism, 1
+        else:  # a stream: every P-th item, so every processor's event time keeps pace with
+            # the clock (with slices, processor 0 and so the minimum watermark would trail
+            # by half an epoch)
+            low, high, step = start + g, start + count, parallelism
+        for first in range(low, high, BATCH_ROWS * step):
+            seq = np.arange(first, min(first + BATCH_ROWS * step, high), step, dtype=np.int64)
             ts = seq if stamps is None else stamps.of(seq)
             yield pa.RecordBatch.from_arrays([pa.array(seq), pa.array(ts)], names=["seq", "ts"])
 

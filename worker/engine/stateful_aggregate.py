@@ -27,6 +27,7 @@ from pyspark.sql.types import DataType, StructType
 
 from jetspark.dag.processors import AggregateParams
 from worker.engine import aggregation
+from worker.engine.observed import ObservedAggregates
 from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 
@@ -50,8 +51,8 @@ class StepResult:
     """Rows emitted this epoch, without ``SLOT``; processor g's rows on Spark partition g."""
     state: DataFrame
     """The state to carry into the next epoch (replaces the previous one)."""
-    late: DataFrame | None
-    """Per processor, how many late items were dropped: ``SLOT``, ``PROCESSOR``, ``late``."""
+    late: LateItems | None
+    """How many late items each processor dropped (windows only)."""
 
 
 def column(name: str) -> Column:
@@ -157,10 +158,26 @@ def emitted_and_kept(frame: DataFrame, emit: Column) -> tuple[DataFrame, DataFra
     return frame.where(emit), frame.where(~emit)
 
 
-def late_counts(items: DataFrame, late: Column) -> DataFrame:
-    """Per processor that received items this epoch, how many of them were late."""
-    flag = F.when(F.coalesce(late, F.lit(False)), F.lit(1)).otherwise(F.lit(0))
-    return items.groupBy(SLOT, PROCESSOR).agg(F.sum(flag).cast("bigint").alias("late"))
+class LateItems:
+    """How many late items each processor dropped this epoch, counted while Spark computes
+    the step (``observed``): read them once the step's output or state has been computed."""
+
+    def __init__(self, items: DataFrame, late: Column, parallelism: int) -> None:
+        flag = F.when(F.coalesce(late, F.lit(False)), F.lit(1)).otherwise(F.lit(0))
+        processor = F.col(PROCESSOR)
+        self._late = ObservedAggregates(
+            items,
+            {f"late_{g}": F.sum(F.when(processor == F.lit(g), flag)) for g in range(parallelism)},
+        )
+        self.items = self._late.frame
+        """``items``, counting as they are computed: the step reads these."""
+
+    def per_processor(self) -> dict[int, int]:
+        values = self._late.values().items()
+        return {int(name.removeprefix("late_")): n or 0 for name, n in values}
+
+    def total(self) -> int:
+        return sum(self.per_processor().values())
 
 
 def aggregate_step(

@@ -22,7 +22,7 @@ State columns, besides the common ones (see ``stateful_aggregate``): ``START`` a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -36,11 +36,11 @@ from worker.engine.stateful_aggregate import (
     KEY,
     TS,
     Keep,
+    LateItems,
     StepResult,
     column,
     emitted_and_kept,
     identity,
-    late_counts,
     merge_groups,
     per_processor,
     placed_union,
@@ -63,7 +63,7 @@ def window_step(
     parallelism: int,
     partition_count: int,
     wm_before: Mapping[int, int | None],
-    wm_after: Mapping[int, int | None],
+    wm_after: Callable[[], Mapping[int, int | None]],
     final: bool,
     keep: Keep = unkept,
 ) -> StepResult:
@@ -71,10 +71,11 @@ def window_step(
 
     ``items`` are this epoch's routed items (with ``SLOT``); ``state`` is the previous
     epoch's ``StepResult.state`` (None at the start). ``wm_before[g]`` is the watermark
-    processor g had received before this epoch, ``wm_after[g]`` the one it receives after
-    this epoch's items (None: no watermark yet). Output rows are ``window_start``,
-    ``window_end``, ``key`` (when keyed) and the aggregation fields, each computed as a
-    single-stage aggregate over the window's items; processor g's rows are on partition g.
+    processor g had received before this epoch, ``wm_after()[g]`` the one it receives after
+    this epoch's items (None: no watermark yet), asked for once the windows are computed.
+    Output rows are ``window_start``, ``window_end``, ``key`` (when keyed) and the
+    aggregation fields, each computed as a single-stage aggregate over the window's items;
+    processor g's rows are on partition g.
 
     ``keep`` is applied to the merged windows, the one frame the output and the state are
     read from: a persist there computes them once for both (the caller unpersists after
@@ -87,14 +88,15 @@ def window_step(
     frame = frame.withColumn(TS, _millis(F.col(TS), frame.schema[TS].dataType))
     before = per_processor(wm_before, processor)
     late = before.isNotNull() & (F.col(TS) < before)
+    late_items = LateItems(frame, late, parallelism)
     # An item without an event time belongs to no window: dropped, as are the late ones.
-    on_time = frame.where(F.col(TS).isNotNull() & ~F.coalesce(late, F.lit(False)))
+    on_time = late_items.items.where(F.col(TS).isNotNull() & ~F.coalesce(late, F.lit(False)))
     if params.type == "session":
         merged = _sessions(on_time, state, params, keyed=keyed, parallelism=parallelism)
     else:
         merged = _aligned(on_time, state, params, keyed=keyed, parallelism=parallelism)
     merged = keep(with_partition(merged, keyed=keyed, partition_count=partition_count))
-    after = per_processor(wm_after, processor)
+    after = per_processor(wm_after(), processor)
     emit = F.lit(True) if final else F.col(END) <= after
     emitted, kept = emitted_and_kept(merged, emit)
     key = [F.col(KEY).alias("key")] if keyed else []
@@ -108,7 +110,7 @@ def window_step(
     return StepResult(
         output=output,
         state=kept.select(*[column(c) for c in state_columns]),
-        late=late_counts(frame, late),
+        late=late_items,
     )
 
 
@@ -136,9 +138,13 @@ def _aligned(
     """Tumbling and sliding windows: [start, start + size) for start a multiple of slide."""
     size = _required(params, "size_ms")
     slide = size if params.type == "tumbling" else _required(params, "slide_ms")
-    starts = _window_starts(F.col(TS), size=size, slide=slide)
-    exploded = on_time.withColumn(START, F.explode(starts))
-    exploded = exploded.withColumn(END, F.col(START) + F.lit(size))
+    if slide == size:  # tumbling: one window per item, no array to explode
+        start = F.col(TS) - F.pmod(F.col(TS), F.lit(size))
+        exploded = on_time.withColumns({START: start, END: start + F.lit(size)})
+    else:
+        starts = _window_starts(F.col(TS), size=size, slide=slide)
+        exploded = on_time.withColumn(START, F.explode(starts))
+        exploded = exploded.withColumn(END, F.col(START) + F.lit(size))
     group = [*identity(keyed=keyed), START, END]
     partials = _accumulated(exploded, group, params)
     types = {f: partials.schema[f].dataType for f in params.aggregations}

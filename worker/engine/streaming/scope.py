@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from jetspark.dag.plan import ExecutionPlan
+    from worker.engine.stateful_aggregate import LateItems
 
 
 @dataclass
@@ -29,24 +31,47 @@ class EpochScope:
     """Per stateful vertex, the state the previous epoch left (absent in the first)."""
     state_out: dict[str, DataFrame] = field(default_factory=dict)
     """Per stateful vertex, the state to carry to the next epoch."""
+    state_ready: set[str] = field(default_factory=set)
+    """Stateful vertices whose ``state_out`` already reads a checkpoint (``checkpointed``):
+    carried as it is, with no lineage to cut."""
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """``sink.results`` records of this epoch, committed with it."""
-    late_frames: dict[str, DataFrame] = field(default_factory=dict)
-    """Per window vertex, its late items dropped this epoch per processor (``late`` column);
-    read at the barrier, once the epoch's outputs are written."""
-    late: dict[str, int] = field(default_factory=dict)
-    """Late items dropped this epoch, per window vertex (from ``late_frames``)."""
+    late_items: dict[str, LateItems] = field(default_factory=dict)
+    """Per window vertex, its late items dropped this epoch; read at the barrier, once the
+    epoch's outputs and state are computed."""
     wm_before: dict[str, dict[int, int | None]] = field(default_factory=dict)
     """Each vertex's coalesced watermarks as the epoch began."""
     wm_after: dict[str, dict[int, int | None]] = field(default_factory=dict)
     """Each vertex's coalesced watermarks once this epoch's items have reached it."""
+    deferred: list[Callable[[], None]] = field(default_factory=list)
+    """Watermark observations waiting for the Spark job that computes their items (see
+    ``defer``)."""
     job_t0_ms: int = 0
     """When the job's first epoch was planned: fixed for the job's whole life (carried in the
     planned ranges and the snapshots' offsets), so a replayed epoch's ``sink.redis_stream``
     ids, ``<job_t0_ms + epoch>-<n>``, are the lost attempt's."""
 
+    def checkpointed(self, vertex: str, frame: DataFrame) -> DataFrame:
+        """``frame`` computed now and kept without its lineage: the merged groups a stateful
+        vertex reads both its output and its state from. One Spark job, where a persist
+        would take one for the output and another to checkpoint the state at the barrier."""
+        kept = frame.localCheckpoint(eager=True)
+        self.state_ready.add(vertex)
+        return kept
+
+    def defer(self, observe: Callable[[], None]) -> None:
+        """Observe watermarks once they are needed (``resolve``): by then a Spark job that
+        computes the items anyway has usually observed their timestamps on its way."""
+        self.deferred.append(observe)
+
+    def resolve(self) -> None:
+        """Apply the deferred observations, in the order they were made."""
+        while self.deferred:
+            self.deferred.pop(0)()
+
     def coalesce(self, vertex: str) -> dict[int, int | None]:
         """Coalesce the vertex's inbound watermarks now that its senders ran this epoch."""
+        self.resolve()
         self.wm_before[vertex] = self.watermarks.coalesced(vertex)
         coalesced = self.watermarks.coalesce(self.plan, vertex)
         if self.final:
