@@ -3,8 +3,9 @@
 One epoch: plan each source's range (or take the range a lost attempt planned), run every
 vertex over it with the batch ops, then, at the barrier, carry the state on and hand the
 snapshot to the commit thread, which writes the state to the snapshot store and commits
-the snapshot's metadata with the epoch's results in PostgreSQL while the next epoch runs. A job restarted anywhere restores the last committed snapshot and goes on from
-its offsets; under exactly-once it first replays the planned epochs exactly.
+the snapshot's metadata with the epoch's results in PostgreSQL while the next epoch runs.
+A job restarted anywhere restores the last committed snapshot and goes on from its
+offsets; under exactly-once it first replays the planned epochs exactly.
 """
 
 from __future__ import annotations
