@@ -20,7 +20,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from jetspark.settings import WorkerSettings
+from jetspark.settings import TenantSettings, WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
@@ -57,6 +57,8 @@ class Worker:
         self.keys = keys
         self.engine_run = engine_run
         self.settings = settings or WorkerSettings()
+        self.max_running = TenantSettings().quota_running_jobs
+        """Jobs of one principal held at once, by all workers (``JETSPARK_QUOTA_RUNNING_JOBS``)."""
         self.id = worker_id or new_worker_id()
         self.lease = timedelta(seconds=self.settings.lease_s)
         self.held: dict[uuid.UUID, HeldJob] = {}
@@ -134,6 +136,7 @@ class Worker:
                     worker=self.id,
                     lease=self.lease,
                     wait=timedelta(seconds=self.settings.claim_wait_s),
+                    max_running=self.max_running,
                 )
             except orchestration.JobBusy:
                 self.keep_busy(entry)
@@ -165,6 +168,7 @@ class Worker:
                 lease=self.lease,
                 older_than=timedelta(seconds=self.settings.claim_unannounced_after_s),
                 limit=count,
+                max_running=self.max_running,
             )
             session.commit()
             return [self.hold(job, None) for job in jobs]
@@ -180,7 +184,11 @@ class Worker:
             control=JobControl(
                 job_group=f"job-{job.id}",
                 epochs=PgEpochLog(
-                    self.sessions, job.id, job.fencing_token, results_cap=RESULTS_CAP
+                    self.sessions,
+                    job.id,
+                    job.fencing_token,
+                    results_cap=RESULTS_CAP,
+                    principal=job.principal,
                 ),
                 redis=RedisTarget.of_client(self.client, self.keys.namespace),
             ),
