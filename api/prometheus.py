@@ -13,9 +13,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import redis
+import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -24,6 +26,8 @@ from jetspark.db.tables import Job
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
+
+log = structlog.get_logger("jetspark.api")
 
 VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
     ("items_in", "Items the vertex's processors took in"),
@@ -107,7 +111,11 @@ class JobServerCollector(Collector):
         for job_id, text in zip(ids, raw or [], strict=True):
             if text is None:
                 continue
-            doc = JobMetrics.model_validate_json(text)
+            try:
+                doc = JobMetrics.model_validate_json(text)
+            except ValidationError:
+                log.warning("unreadable metrics document skipped", job=str(job_id))
+                continue
             for vertex, m in doc.vertices.items():
                 labels = [str(job_id), vertex]
                 families["items_in"].add_metric(labels, m.items_in)
@@ -138,7 +146,11 @@ class JobServerCollector(Collector):
         now = time.time()
         prefix = self.keys.worker_heartbeat("")
         for key in self.client.scan_iter(match=self.keys.worker_heartbeat_pattern(), count=200):
-            beat = self.client.get(key)
-            if beat is not None:
-                family.add_metric([str(key)[len(prefix) :]], max(0.0, now - float(str(beat))))
+            try:
+                beat = self.client.get(key)
+                if beat is not None:
+                    family.add_metric([str(key)[len(prefix) :]], max(0.0, now - float(str(beat))))
+            except (redis.ResponseError, ValueError):
+                # Not a heartbeat (another type, or not a time): skipped, the scrape goes on.
+                log.warning("unreadable worker heartbeat skipped", key=str(key))
         yield family

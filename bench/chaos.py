@@ -246,7 +246,7 @@ def main() -> int:
         with sessions() as session:
             items = session.execute(select(JobResult.item).where(JobResult.job_id == job_id))
             results: Found = [(i["id"], (i["n"], i["total"])) for i in items.scalars()]
-        stored = client.hgetall(keys.redis_map(map_name))
+        stored = client.hgetall(keys.redis_map("legacy", map_name))
         in_map = [
             (k, (v["n"], v["total"])) for k, v in ((k, json.loads(v)) for k, v in stored.items())
         ]

@@ -190,7 +190,7 @@ class Worker:
                     results_cap=RESULTS_CAP,
                     principal=job.principal,
                 ),
-                redis=RedisTarget.of_client(self.client, self.keys.namespace),
+                redis=RedisTarget.of_client(self.client, self.keys.namespace, job.principal),
             ),
         )
         self.held[held.job.id] = held

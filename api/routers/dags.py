@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import LimitsDep, PrincipalDep
+from api.deps import KeysDep, LimitsDep, PrincipalDep
 from api.problems import PROBLEM_RESPONSES
 from api.schemas import Diagnostic, ValidationReport
 from api.storable import require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
+from jetspark.tenants.redis_names import check_user_names
 
 router = APIRouter(prefix="/v1", tags=["dags"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/dags:validate", operation_id="dags-validate", response_model=ValidationReport)
-def validate_dag(spec: JobSpec, limits: LimitsDep, _principal: PrincipalDep) -> ValidationReport:
+def validate_dag(
+    spec: JobSpec, limits: LimitsDep, keys: KeysDep, _principal: PrincipalDep
+) -> ValidationReport:
     """Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422."""
     require_storable(spec)  # the same 422 as submission gives
     dag = validate_job(spec, limits)
+    check_user_names(spec, keys.namespace)
     plan = build_plan(dag)
     diagnostics = [
         Diagnostic(level="info", message=f"{len(plan.stages)} Spark stage(s)"),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import redis.asyncio as aioredis
+import structlog
 from fastapi import APIRouter, Header, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
@@ -35,6 +36,7 @@ from api.problems import PROBLEM_RESPONSES, Problem
 from api.schemas import TransitionView
 from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
+from jetspark.queue.events import EventKind
 from jetspark.queue.keys import Keys
 from jetspark.tenants.principals import Principal
 from jetspark.tenants.quotas import ConnectionSlots
@@ -42,6 +44,10 @@ from jetspark.tenants.quotas import ConnectionSlots
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
 STREAM_BATCH = 200
+LIVE_KINDS = frozenset(kind.value for kind in EventKind)
+"""The kinds of events a job's Redis stream carries (``status`` and ``end`` come from
+PostgreSQL only)."""
+log = structlog.get_logger("jetspark.api")
 PING_S = 10
 _CURSOR = re.compile(r"^(\d{1,19})\.(\d{1,20}-\d{1,20})$")
 
@@ -108,7 +114,11 @@ def _ensure_exists(
 
 
 async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
-    newest: Any = await client.xrevrange(stream, count=1)
+    try:
+        newest: Any = await client.xrevrange(stream, count=1)
+    except aioredis.ResponseError as error:  # not a stream: read as empty (and logged)
+        log.warning("unreadable job event stream", key=stream, error=str(error)[:200])
+        return "0-0"
     return str(newest[0][0]) if newest else "0-0"
 
 
@@ -175,16 +185,29 @@ class EventStream:
             if block_ms:  # nothing to read: just wait out the ping interval
                 await asyncio.sleep(block_ms / 1000)
             return []
-        reply: Any = await self.redis.xread(
-            {self.stream: self.cursor.stream}, count=STREAM_BATCH, block=block_ms
-        )
+        try:
+            reply: Any = await self.redis.xread(
+                {self.stream: self.cursor.stream}, count=STREAM_BATCH, block=block_ms
+            )
+        except aioredis.ResponseError as error:
+            # The key is not a stream (planted, or a bug): the status events go on without it.
+            log.warning("unreadable job event stream", key=self.stream, error=str(error)[:200])
+            if block_ms:
+                await asyncio.sleep(block_ms / 1000)  # what the blocking read would have waited
+            return []
         # RESP2 answers [[stream, entries]], RESP3 {stream: entries}.
         streams = reply.items() if isinstance(reply, dict) else (reply or [])
         found: list[ServerSentEvent] = []
         for _, entries in streams:
             for entry_id, fields in entries:
                 self.cursor.stream = str(entry_id)
-                found.append(self._event(str(fields.get("kind", "message")), fields["data"]))
+                kind, data = (fields or {}).get("kind"), (fields or {}).get("data")
+                if kind not in LIVE_KINDS or not isinstance(data, str):
+                    # Only the worker's metrics and snapshot events: a forged "status" or
+                    # "end" event, or an entry without data, is skipped (the cursor passes it).
+                    log.warning("job event skipped", key=self.stream, entry=str(entry_id))
+                    continue
+                found.append(self._event(kind, data))
         return found
 
     def _event(self, kind: str, data: str) -> ServerSentEvent:

@@ -34,6 +34,7 @@ from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.queue.stream import announce
 from jetspark.tenants.principals import Principal
+from jetspark.tenants.redis_names import check_user_names
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -79,6 +80,7 @@ def submit_job(
     """Validate and queue a DAG. The same Idempotency-Key and body return the same job
     (keys are per principal). 429 when the principal has its quota of queued jobs."""
     require_storable(spec)
+    check_user_names(spec, keys.namespace)
     submitted = service.submit_job(
         session,
         spec=spec,

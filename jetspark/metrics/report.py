@@ -45,11 +45,14 @@ import uuid
 from collections.abc import Sequence
 
 import redis
-from pydantic import BaseModel, ConfigDict, Field
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jetspark.metrics.names import BackpressureLevel
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+
+log = structlog.get_logger("jetspark.metrics")
 
 METRICS_TTL_S = 7 * 24 * 3600
 """A job's latest document outlives the job by this long (its final one is in PostgreSQL)."""
@@ -164,8 +167,14 @@ class MetricsPublisher:
         return events.publish(self.client, self.keys, doc.job_id, events.EventKind.metrics, data)
 
     def latest(self, job_id: uuid.UUID) -> JobMetrics | None:
-        """The job's latest document in Redis, if any."""
-        raw = self.client.get(self.keys.job_metrics(job_id))
-        if raw is None:
+        """The job's latest document in Redis, if any (a key of another type or a document
+        that does not parse counts as none: logged, never raised to a reader)."""
+        key = self.keys.job_metrics(job_id)
+        try:
+            raw = self.client.get(key)
+            if raw is None:
+                return None
+            return JobMetrics.model_validate_json(raw if isinstance(raw, str | bytes) else str(raw))
+        except (redis.ResponseError, ValidationError) as error:
+            log.warning("unreadable metrics document skipped", key=key, error=str(error)[:200])
             return None
-        return JobMetrics.model_validate_json(raw if isinstance(raw, str | bytes) else str(raw))

@@ -51,6 +51,19 @@ class Keys:
         """
         return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
 
-    def redis_map(self, map_name: str) -> str:
-        """Hash written by a ``sink.redis_map`` vertex."""
-        return f"{self.namespace}:map:{map_name}"
+    def server_prefix(self) -> str:
+        """Every key jetspark's own code reads starts with this; users' names may not."""
+        return f"{self.namespace}:"
+
+    def user_prefix(self, principal: str) -> str:
+        """Where a principal's maps and streams live: its names cannot reach the server's own
+        keys or another principal's (principal names have no ``:``)."""
+        return f"{self.namespace}:user:{principal}:"
+
+    def redis_map(self, principal: str, map_name: str) -> str:
+        """Hash written by a ``sink.redis_map`` vertex of ``principal``'s job."""
+        return f"{self.user_prefix(principal)}map:{map_name}"
+
+    def user_stream(self, principal: str, stream: str) -> str:
+        """The Redis stream a ``source/sink.redis_stream`` of ``principal``'s job names."""
+        return f"{self.user_prefix(principal)}stream:{stream}"

@@ -146,7 +146,7 @@ def test_a_stream_survives_five_sigkilled_workers_exactly_once(
         results = Counter(int(item["seq"]) for item in items.scalars())
     assert results == Counter(expected.keys()), "sink.results lost or duplicated records"
 
-    stored = redis_client.hgetall(keys.redis_map(map_name))
+    stored = redis_client.hgetall(keys.redis_map("legacy", map_name))
     assert {int(k): json.loads(v)["square"] for k, v in stored.items()} == expected
 
     rows = [
@@ -159,4 +159,4 @@ def test_a_stream_survives_five_sigkilled_workers_exactly_once(
         "sink.files lost or duplicated"
     )
     assert read_job(sessions, job_id).items_out == 3 * COUNT
-    redis_client.delete(keys.redis_map(map_name))
+    redis_client.delete(keys.redis_map("legacy", map_name))

@@ -32,6 +32,42 @@ from worker.engine.redis_streams import RedisStreamPlanner, parse_id, write_stre
 from worker.engine.runner import JobCancelled
 from worker.engine.streaming.sources import is_empty, is_unbounded, planner_for
 
+NAMESPACE = f"engine-test-{uuid.uuid4().hex[:8]}"
+TARGET = RedisTarget("unused", NAMESPACE)
+"""Jobs here are the local principal's: their streams live under its prefix in NAMESPACE."""
+
+
+class UserStreams:
+    """Redis as a job's user sees it: a stream is named without the principal's prefix,
+    which every call here adds (as the engine does)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+
+    @staticmethod
+    def key(name: str) -> str:
+        return name if name.startswith(NAMESPACE) else TARGET.user_stream(name)
+
+    def xadd(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self.client.xadd(self.key(name), *args, **kwargs)
+
+    def xlen(self, name: str) -> Any:
+        return self.client.xlen(self.key(name))
+
+    def xrange(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self.client.xrange(self.key(name), *args, **kwargs)
+
+    def delete(self, *names: str) -> Any:
+        return self.client.delete(*(self.key(n) for n in names))
+
+    def scan_iter(self, *args: Any, **kwargs: Any) -> Any:
+        return self.client.scan_iter(*args, **kwargs)
+
+
+@pytest.fixture(name="redis_client")
+def user_streams(redis_client: redis.Redis) -> Any:
+    return UserStreams(redis_client)
+
 
 @pytest.fixture
 def names(redis_client: redis.Redis) -> Iterator[Callable[[str], str]]:
@@ -91,7 +127,7 @@ def test_the_planner_reads_from_the_start_in_bounded_ranges(
     ids_a = [str(redis_client.xadd(a, {"n": str(i)})) for i in range(5)]
     ids_b = [str(redis_client.xadd(b, {"n": str(i)})) for i in range(2)]
     params = p.RedisStreamSource(streams=[a, b, missing], max_per_epoch=7)
-    planner = planner_for("source.redis_stream", RedisTarget(redis_url, "unused"))
+    planner = planner_for("source.redis_stream", RedisTarget(redis_url, NAMESPACE))
     assert isinstance(planner, RedisStreamPlanner)
     offsets = planner.start(params, 0)
     planned = planner.plan(params, offsets, 0, max_items=1000)  # 7 // 3 streams: 2 each
@@ -120,7 +156,7 @@ def test_start_dollar_reads_only_what_is_added_after_the_job_started(
     for i in range(3):
         redis_client.xadd(s, {"n": str(i)})
     params = p.RedisStreamSource(streams=[s, empty], start="$")
-    planner = RedisStreamPlanner(redis_url)
+    planner = RedisStreamPlanner(redis_url, TARGET.user_stream)
     offsets = planner.start(params, 0)
     assert is_empty(planner.plan(params, offsets, 0, max_items=100))
     later = [str(redis_client.xadd(s, {"n": str(i)})) for i in range(3, 5)]
@@ -144,18 +180,26 @@ def test_a_replayed_epoch_writes_nothing_twice(
     # The lost attempt wrote the first three items (the sink writes in the items' JSON order).
     for n in range(3):
         redis_client.xadd(out, {"k": f"key-{n}", "v": str(n)}, id=f"{epoch_ms}-{n}")
-    replay = write_stream(frame, url=redis_url, stream=out, maxlen=None, epoch_ms=epoch_ms)
+    replay = write_stream(
+        frame, url=redis_url, stream=UserStreams.key(out), maxlen=None, epoch_ms=epoch_ms
+    )
     assert (replay.written, replay.skipped) == (7, 3)
-    again = write_stream(frame, url=redis_url, stream=out, maxlen=None, epoch_ms=epoch_ms)
+    again = write_stream(
+        frame, url=redis_url, stream=UserStreams.key(out), maxlen=None, epoch_ms=epoch_ms
+    )
     assert (again.written, again.skipped) == (0, 10)
     written = entries(redis_client, out)
     assert [i for i, _ in written] == [f"{epoch_ms}-{n}" for n in range(10)]
     assert [f for _, f in written] == [{"k": r["k"], "v": str(r["v"])} for r in rows]
     # The next epoch goes on after it; a stream written ahead of the epoch gets Redis's ids.
-    nxt = write_stream(frame.limit(2), url=redis_url, stream=out, maxlen=12, epoch_ms=epoch_ms + 1)
+    nxt = write_stream(
+        frame.limit(2), url=redis_url, stream=UserStreams.key(out), maxlen=12, epoch_ms=epoch_ms + 1
+    )
     assert (nxt.written, nxt.skipped, redis_client.xlen(out)) == (2, 0, 12)
     assert parse_id(entries(redis_client, out)[-1][0]) == (epoch_ms + 1, 1)
-    behind = write_stream(frame.limit(1), url=redis_url, stream=out, maxlen=None, epoch_ms=5)
+    behind = write_stream(
+        frame.limit(1), url=redis_url, stream=UserStreams.key(out), maxlen=None, epoch_ms=5
+    )
     assert (behind.written, behind.skipped) == (1, 0)
     assert redis_client.xlen(out) == 13
 
@@ -169,6 +213,7 @@ def test_a_bounded_job_writes_every_item_with_non_strings_as_json(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_REDIS_URL", redis_url)
+    monkeypatch.setenv("JETSPARK_REDIS_NAMESPACE", NAMESPACE)
     out = names("out")
     items = [{"word": f"w{i}", "n": i, "ok": i % 2 == 0, "opt": "x" if i % 2 else None}
              for i in range(6)]  # fmt: skip
@@ -223,7 +268,7 @@ def start_stream(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Callable[..., Running]]:
     monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "200")
-    namespace = f"engine-test-{uuid.uuid4().hex[:8]}"
+    namespace = NAMESPACE
     started: list[Running] = []
 
     def start(

@@ -85,10 +85,10 @@ def test_redis_map_sink_writes_one_hash_field_per_key_and_logger_consumes_all(
     outcome, _ = run_dag(body)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
-        stored = client.hgetall(Keys(namespace).redis_map("m"))
+        stored = client.hgetall(Keys(namespace).redis_map("legacy", "m"))
         assert {k: json.loads(v) for k, v in stored.items()} == {i["k"]: i for i in items}
     finally:
-        client.delete(Keys(namespace).redis_map("m"))
+        client.delete(Keys(namespace).redis_map("legacy", "m"))
         client.close()
     assert outcome.vertex_counts["log"].items_in == 30
     assert outcome.vertex_counts["map"].items_in == 30

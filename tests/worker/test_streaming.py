@@ -99,7 +99,7 @@ def test_a_lost_workers_stream_goes_on_from_its_last_snapshot_exactly_once(
     drive_until([b], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=120)
     assert committed_snapshot(sessions, job_id) > lost_at
     assert result_seqs(sessions, job_id) == list(range(2400))
-    map_key = keys.redis_map(body["dag"]["vertices"][3]["params"]["map"])
+    map_key = keys.redis_map("legacy", body["dag"]["vertices"][3]["params"]["map"])
     assert redis_client.hlen(map_key) == 2400
     redis_client.delete(map_key)
 

@@ -88,6 +88,18 @@ class RedisTarget:
 
     url: str
     namespace: str
+    principal: str = "legacy"
+    """The job's owner: its maps and streams live under its own prefix."""
+
+    def user_map(self, name: str) -> str:
+        from jetspark.queue.keys import Keys
+
+        return Keys(self.namespace).redis_map(self.principal, name)
+
+    def user_stream(self, name: str) -> str:
+        from jetspark.queue.keys import Keys
+
+        return Keys(self.namespace).user_stream(self.principal, name)
 
     @classmethod
     def from_settings(cls) -> RedisTarget:
@@ -97,7 +109,7 @@ class RedisTarget:
         return cls(settings.url or "redis://127.0.0.1:6379/0", settings.namespace)
 
     @classmethod
-    def of_client(cls, client: Any, namespace: str) -> RedisTarget:
+    def of_client(cls, client: Any, namespace: str, principal: str = "legacy") -> RedisTarget:
         """The URL of a redis-py client's connection pool."""
         kwargs = client.connection_pool.connection_kwargs
         auth = f":{kwargs['password']}@" if kwargs.get("password") else ""
@@ -106,7 +118,7 @@ class RedisTarget:
             kwargs.get("port", 6379),
             kwargs.get("db", 0),
         )
-        return cls(f"redis://{auth}{host}:{port}/{db}", namespace)
+        return cls(f"redis://{auth}{host}:{port}/{db}", namespace, principal)
 
 
 @dataclass

@@ -189,7 +189,9 @@ class RedisStreamSourceOp:
             raise EngineError("source.redis_stream is unbounded: it runs in epochs")
         planned = ctx.epoch.ranges[ctx.vertex.name]["streams"]
         ranges = [(s, planned[s]["after"], planned[s]["until"]) for s in params.streams]
-        return stream_frame(ctx.spark, ctx.redis.url, ranges, ctx.vertex.parallelism)
+        return stream_frame(
+            ctx.spark, ctx.redis.url, ranges, ctx.vertex.parallelism, key=ctx.redis.user_stream
+        )
 
 
 class MapOp:
@@ -488,10 +490,8 @@ class RedisMapSinkOp:
     """A Redis hash per map, like the seeds' IMap: field = key, value = the item as JSON."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        from jetspark.queue.keys import Keys
-
         params = _params(ctx, p.RedisMapSink)
-        url, hash_key = ctx.redis.url, Keys(ctx.redis.namespace).redis_map(params.map)
+        url, hash_key = ctx.redis.url, ctx.redis.user_map(params.map)
         frame = _union(ctx.inputs)
         keyed = frame.select(
             F.expr(params.key).cast("string").alias("k"),
@@ -520,7 +520,11 @@ class RedisStreamSinkOp:
         frame = _union(ctx.inputs)
         epoch_ms = now_ms() if ctx.epoch is None else ctx.epoch.job_t0_ms + ctx.epoch.epoch
         done = write_stream(
-            frame, url=ctx.redis.url, stream=params.stream, maxlen=params.maxlen, epoch_ms=epoch_ms
+            frame,
+            url=ctx.redis.url,
+            stream=ctx.redis.user_stream(params.stream),
+            maxlen=params.maxlen,
+            epoch_ms=epoch_ms,
         )
         log.info(
             "sink.redis_stream",

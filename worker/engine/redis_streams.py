@@ -1,7 +1,8 @@
 """Redis streams in and out of a job: ``source.redis_stream`` and ``sink.redis_stream``.
 
-Stream names are full Redis key names, as the user gives them: no namespace is added (the
-job reads and writes streams other programs share, unlike ``sink.redis_map``'s hashes).
+A stream name is the user's: the job's principal's prefix is added
+(``<ns>:user:<principal>:stream:<name>``, ``Keys.user_stream``), so no name reaches the
+server's own keys or another principal's; the ``stream`` column shows the user's name.
 
 Source: the driver plans, per stream and epoch, the entries after the last id read (exclusive)
 up to an id it fixes (inclusive), at most ``max_per_epoch`` / ``max_items_per_epoch`` in all;
@@ -16,7 +17,7 @@ or below the stream's top, so what the lost attempt wrote is skipped (counted, n
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -100,8 +101,10 @@ class RedisStreamPlanner:
     """``source.redis_stream``: offsets ``{"last": {stream: id}}``, the last id read per
     stream; a range ``{"streams": {stream: {"after": id, "until": id | None}}}``."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, key: Callable[[str], str] = str) -> None:
         self.url = url
+        self.key = key
+        """The Redis key of a stream name (the principal's prefix added)."""
 
     def start(self, params: BaseModel, now_ms: int) -> Json:
         assert isinstance(params, p.RedisStreamSource)
@@ -109,7 +112,8 @@ class RedisStreamPlanner:
         last: dict[str, str] = {}
         for stream in params.streams:
             # "$" is resolved once, now: a replay or a restart reads from the same id.
-            last[stream] = (top_id(client, stream) if params.start == "$" else None) or "0-0"
+            top = top_id(client, self.key(stream)) if params.start == "$" else None
+            last[stream] = top or "0-0"
         return {"last": last}
 
     def plan(self, params: BaseModel, offsets: Json, now_ms: int, max_items: int) -> Json:
@@ -121,7 +125,7 @@ class RedisStreamPlanner:
         streams: dict[str, Json] = {}
         for stream in params.streams:
             after = str(offsets["last"].get(stream, "0-0"))
-            until = script(keys=[stream], args=[after, per_stream])
+            until = script(keys=[self.key(stream)], args=[after, per_stream])
             streams[stream] = {"after": after, "until": str(until) if until else None}
         return {"streams": streams}
 
@@ -141,9 +145,10 @@ def stream_frame(
     url: str,
     ranges: list[tuple[str, str, str | None]],
     parallelism: int,
+    key: Callable[[str], str] = str,
 ) -> DataFrame:
     """``{stream, id, ts, fields}`` of each ``(stream, after, until]``; processor g reads
-    ``ranges[g::parallelism]``, every stream in id order."""
+    ``ranges[g::parallelism]``, every stream in id order, from Redis key ``key(stream)``."""
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for _ in batches:  # one seed row per processor
@@ -155,7 +160,7 @@ def stream_frame(
         client = redis.Redis.from_url(url)
         try:
             for stream, after, until in mine:
-                yield from _read_range(client, stream, after, str(until))
+                yield from _read_range(client, stream, key(stream), after, str(until))
         finally:
             client.close()
 
@@ -164,11 +169,11 @@ def stream_frame(
 
 
 def _read_range(
-    client: redis.Redis, stream: str, after: str, until: str
+    client: redis.Redis, stream: str, key: str, after: str, until: str
 ) -> Iterator[pa.RecordBatch]:
     low = f"({after}"
     while True:
-        entries = client.xrange(stream, low, until, count=BATCH)
+        entries = client.xrange(key, low, until, count=BATCH)
         if not entries:
             return
         ids = [_text(entry_id) for entry_id, _ in entries]

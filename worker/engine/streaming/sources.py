@@ -140,7 +140,7 @@ PLANNERS: dict[str, SourcePlanner] = {
 
 
 PLANNER_FACTORIES: dict[str, Callable[[RedisTarget], SourcePlanner]] = {
-    "source.redis_stream": lambda target: RedisStreamPlanner(target.url),
+    "source.redis_stream": lambda target: RedisStreamPlanner(target.url, target.user_stream),
 }
 """Kinds whose planner reads the worker's Redis (made per job, for its ``JobControl.redis``)."""
 
