@@ -10,6 +10,8 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from prometheus_client import CollectorRegistry
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 from sqlalchemy.engine import make_url
 
 import jetspark
@@ -87,7 +89,10 @@ def create_app(
         generate_unique_id_function=operation_id,
     )
     app.state.sessions = make_session_factory(engine)
-    app.state.redis = redis.Redis.from_url(redis_url, decode_responses=True)
+    # A Redis that is down fails a request in about a second (redis-py's default is ten
+    # retries): submissions go on without it (PostgreSQL holds them), reads answer 503.
+    fail_fast = {"socket_connect_timeout": 2, "retry": Retry(ExponentialBackoff(0.2, 0.05), 1)}
+    app.state.redis = redis.Redis.from_url(redis_url, decode_responses=True, **fail_fast)
     app.state.aioredis = aioredis.Redis.from_url(redis_url, decode_responses=True)
     app.state.keys = Keys(redis_namespace or redis_settings.namespace)
     app.state.api_settings = settings

@@ -111,3 +111,29 @@ class StreamSettings(BaseSettings):
     ``snapshot_interval_ms``: every epoch ends at a snapshot barrier)."""
     max_items_per_epoch: int = 2_000_000
     """What a source may read in one epoch at most (a backlog is worked off over several)."""
+
+
+# --- Fault tolerance (issue 12): retries, timeouts, graceful stops --------------------------
+
+
+class RetrySettings(BaseSettings):
+    """The backoff every loop waits out an outage with (``jetspark.retry``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RETRY_")
+
+    initial_s: float = 0.1
+    """First wait; doubles per failed attempt, with full jitter."""
+    max_s: float = 3.0
+    """Longest wait between two attempts: well under a lease, so a worker back from an
+    outage renews its leases before they run out."""
+    api_retry_after_s: int = 2
+    """``Retry-After`` of the API's 503 answers while PostgreSQL or Redis is down."""
+
+
+class ShutdownSettings(BaseSettings):
+    """What a worker does on SIGTERM (``JETSPARK_SHUTDOWN_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SHUTDOWN_")
+
+    grace_s: float = 30.0
+    """How long a batch job in flight may run on after SIGTERM before it is handed over."""

@@ -83,6 +83,8 @@ class PgEpochLog:
 
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         with self.sessions() as session:
+            if commit.snapshot is not None and self._committed(session, commit.snapshot):
+                return []  # a retry after a commit whose answer an outage lost
             counts = commit.counts
             job = orchestration.record_progress(
                 session,
@@ -100,6 +102,14 @@ class PgEpochLog:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
             session.commit()
             return dropped
+
+    def _committed(self, session: Session, record: SnapshotRecord) -> bool:
+        committed = session.execute(
+            select(Snapshot.committed_at).where(
+                Snapshot.job_id == self.job_id, Snapshot.snapshot_id == record.snapshot_id
+            )
+        ).scalar_one_or_none()
+        return committed is not None
 
     def _add_results(self, session: Session, results: dict[str, list[dict[str, Any]]]) -> None:
         kept = session.execute(

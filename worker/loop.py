@@ -20,6 +20,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
+from jetspark.retry import Retry, always
 from jetspark.settings import WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
@@ -69,21 +70,29 @@ class Worker:
             else None
         )
         self.stopping = threading.Event()
+        self.turns = Retry("worker loop", logger=log, retry_on=always, stopping=self.stopping)
+        """Waits out any error of a turn (a server away, a bug): a worker never dies of one."""
         self._next_heartbeat = 0.0
         self._next_reconcile = 0.0
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
         """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed."""
-        stream.ensure_group(self.client, self.keys)
         log.info("worker started", worker=self.id)
         while not self.stopping.is_set():
-            self.step()
+            try:
+                self.step()
+            except Exception as error:  # only once asked to stop while an outage lasted
+                log.info("worker loop ended in an outage", error=str(error)[:200])
         self.pool.shutdown(wait=False, cancel_futures=True)
         log.info("worker stopped", worker=self.id)
 
     def step(self) -> None:
-        """One turn of the loop (tests drive it directly)."""
+        """One turn of the loop (tests drive it directly); an error is waited out with the
+        retry policy, so this returns once a turn succeeded (or raises once stopping)."""
+        self.turns(self.turn)
+
+    def turn(self) -> None:
         now = time.monotonic()
         self.forget_finished()
         if now >= self._next_heartbeat:
@@ -138,6 +147,10 @@ class Worker:
                     redis=RedisTarget.of_client(self.client, self.keys.namespace),
                 ),
             )
+        timeout = (held.job.definition.get("config") or {}).get("timeout_s")
+        if timeout:
+            started = job.started_at.timestamp() if job.started_at else time.time()
+            held.deadline = started + float(timeout)
         self.held[held.job.id] = held
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
         self.threads[held.job.id] = self.pool.submit(
@@ -157,6 +170,8 @@ class Worker:
         for held in list(self.held.values()):
             if held.done:
                 continue
+            if held.deadline is not None and time.time() >= held.deadline:
+                self.time_out(held)
             with self.sessions() as session:
                 renewed = orchestration.renew_lease(
                     session, held.job.id, fencing_token=held.fencing_token, lease=self.lease
@@ -174,6 +189,16 @@ class Worker:
     def cancel(self, held: HeldJob) -> None:
         """Stop a job's Spark work. Repeated until its thread ends: an action the thread
         starts after a cancel is not covered by that cancel."""
+        held.abandoned.set()
+        held.control.cancelled.set()
+        self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+
+    def time_out(self, held: HeldJob) -> None:
+        """``config.timeout_s`` passed: stop the job's work; its thread records FAILED
+        (``JobTimeout``) under the lease we keep renewing. Repeated each heartbeat."""
+        if not held.timed_out:
+            log.info("job timed out", job=str(held.job.id))
+        held.timed_out = True
         held.control.cancelled.set()
         self.spark.sparkContext.cancelJobGroup(held.control.job_group)
 

@@ -53,6 +53,7 @@ def run_worker() -> None:
         # stopped first, so the errors spark.stop() raises in their threads are not recorded
         # as the jobs' failures.
         for held in list(worker.held.values()):
+            held.abandoned.set()
             held.control.cancelled.set()
         spark.stop()
         engine.dispose()

@@ -27,6 +27,7 @@ from jetspark.dag.snapshots import dag_fingerprint, state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+from jetspark.retry import Retry
 from jetspark.settings import StreamSettings
 from worker.engine.contract import (
     EpochCommit,
@@ -99,6 +100,8 @@ class _Stream:
         )
         """Writes each epoch's snapshot and commits it while the next epoch runs."""
         self.pending: Future[None] | None = None
+        self.durable = Retry(f"stream {job.id}", logger=log, stopping=control.cancelled)
+        """Waits out PostgreSQL or Redis going away under the epoch log and the snapshots."""
         control.counts = lambda: self.counts
         control.marks = lambda: self.marks
 
@@ -106,10 +109,12 @@ class _Stream:
 
     def start(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
         epochs = self.control.epochs
-        restored = epochs.restore_point() if epochs is not None and self.snapshots else None
+        restored = (
+            self.durable(epochs.restore_point) if epochs is not None and self.snapshots else None
+        )
         name = self.spec.config.initial_snapshot
         if restored is None and name is not None:
-            restored = epochs.named_snapshot(name) if epochs is not None else None
+            restored = self.durable(epochs.named_snapshot, name) if epochs is not None else None
             if restored is None:
                 raise EngineError(f"no committed snapshot is named {name!r}")
         if restored is None:
@@ -180,7 +185,7 @@ class _Stream:
             epoch += 1
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
-                ranges = self.control.epochs.planned_ranges(epoch)
+                ranges = self.durable(self.control.epochs.planned_ranges, epoch)
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
@@ -188,7 +193,7 @@ class _Stream:
                     continue
                 ranges = self.plan_ranges(offsets)
                 if self.exactly_once and self.control.epochs is not None:
-                    self.control.epochs.plan_epoch(epoch, ranges, self.fingerprint)
+                    self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
             offsets = {
                 s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
@@ -297,7 +302,7 @@ class _Stream:
         snapshot = self.snapshot_offsets(scope, offsets, counted) if self.snapshots else None
         self.await_commit()
         self.pending = self.committer.submit(
-            self.commit, scope.epoch, scope.results, carried, snapshot, counted
+            self.durable, self.commit, scope.epoch, scope.results, carried, snapshot, counted
         )
 
     def await_commit(self) -> None:
