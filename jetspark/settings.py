@@ -130,6 +130,18 @@ class RetrySettings(BaseSettings):
     """``Retry-After`` of the API's 503 answers while PostgreSQL or Redis is down."""
 
 
+class SupervisorSettings(BaseSettings):
+    """``jetspark up`` as a supervisor (``JETSPARK_SUPERVISOR_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SUPERVISOR_")
+
+    state_file: Path | None = None
+    """Where ``up`` keeps its restart counts; set by ``up`` for the API's ``/metrics``."""
+    max_deaths: int = 5
+    """A child dying this often within ``window_s`` stops the stack."""
+    window_s: float = 60.0
+
+
 class ShutdownSettings(BaseSettings):
     """What a worker does on SIGTERM (``JETSPARK_SHUTDOWN_*``)."""
 

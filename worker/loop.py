@@ -17,7 +17,8 @@ import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job
-from jetspark.jobs import orchestration
+from jetspark.jobs import orchestration, service
+from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.retry import Retry, always
@@ -217,9 +218,40 @@ class Worker:
     def forget_finished(self) -> None:
         for job_id, held in list(self.held.items()):
             if held.done:
+                if held.outcome_status is JobStatus.QUEUED:  # handed over, or an outage's
+                    self.announce(job_id)
                 stream.ack(self.client, self.keys, [held.entry_id])
                 del self.held[job_id]
                 self.threads.pop(job_id, None)
+
+    def announce(self, job_id: uuid.UUID) -> None:
+        stream.announce(self.client, self.keys, job_id)
+        with self.sessions() as session:
+            service.mark_announced(session, job_id)
+
+    def drain(self, grace_s: float) -> None:
+        """SIGTERM: take no more jobs (``run`` has returned); each stream commits a last
+        snapshot and is handed over at once; a batch job may finish within ``grace_s``,
+        then it is stopped and handed over too. Leases are renewed meanwhile."""
+        for held in self.held.values():
+            held.control.handover.set()
+        deadline = time.monotonic() + grace_s
+        give_up = deadline + max(10.0, self.settings.lease_s)
+        retry = Retry("worker drain", logger=log, retry_on=always, deadline_s=give_up)
+        while self.held and time.monotonic() < give_up:
+            if time.monotonic() >= deadline:
+                for held in self.held.values():
+                    if not held.done:
+                        held.control.cancelled.set()
+                        self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+            try:
+                retry(self.heartbeat)
+                retry(self.forget_finished)
+            except Exception as error:  # servers away past the bound: leases run out instead
+                log.warning("drain ended in an outage", error=str(error)[:200])
+                return
+            time.sleep(min(0.2, self.settings.heartbeat_s))  # the job threads end on their own
+        log.info("worker drained", worker=self.id, left=len(self.held))
 
     def reconcile(self) -> None:
         reconcile(

@@ -10,7 +10,13 @@ import structlog
 
 from jetspark.db.engine import make_engine, make_session_factory
 from jetspark.queue.keys import Keys
-from jetspark.settings import DatabaseSettings, RedisSettings, SparkSettings, WorkerSettings
+from jetspark.settings import (
+    DatabaseSettings,
+    RedisSettings,
+    ShutdownSettings,
+    SparkSettings,
+    WorkerSettings,
+)
 from jetspark.spark_session import build_spark_session
 from worker.engine import run_job
 from worker.loop import Worker
@@ -48,6 +54,7 @@ def run_worker() -> None:
     signal.signal(signal.SIGINT, stop)
     try:
         worker.run()
+        worker.drain(ShutdownSettings().grace_s)
     finally:
         # Jobs still running are left to another worker (their lease runs out): mark them
         # stopped first, so the errors spark.stop() raises in their threads are not recorded

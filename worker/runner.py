@@ -102,13 +102,19 @@ def perform(
         if held.timed_out:
             limit = held.job.definition.get("config", {}).get("timeout_s")
             error = JobTimeout(f"the job ran longer than its timeout_s ({limit} s)")
-        if held.control.cancelled.is_set() and not held.timed_out:
+        if held.control.handover.is_set() and not held.abandoned.is_set():
+            # Our worker is stopping: hand the job over now rather than after the lease.
+            bind.info("job handed over", reason=str(error)[:200])
+            if _requeue(durable, sessions, job_id, token, worker, error, "worker stopping"):
+                held.outcome_status = JobStatus.QUEUED
+        elif held.control.cancelled.is_set() and not held.timed_out:
             bind.info("job stopped", reason="cancelled, suspended or lease lost")
         elif is_outage(error) and not held.abandoned.is_set():
             # A server blinked under the engine: not the job's fault. Queue it again; its
             # next attempt resumes from its last snapshot (a batch job from its start).
             bind.warning("job interrupted by an outage: requeued", error=str(error)[:300])
-            _requeue(durable, sessions, job_id, token, worker, error)
+            if _requeue(durable, sessions, job_id, token, worker, error, "outage"):
+                held.outcome_status = JobStatus.QUEUED
         else:
             bind.warning("job failed", error=f"{type(error).__name__}: {str(error)[:1000]}")
             _fail(durable, sessions, job_id, token, worker, error, _final(reporter))
@@ -216,14 +222,18 @@ def _requeue(
     token: int,
     worker: str,
     error: Exception,
-) -> None:
-    cause = sanitize(f"outage: {type(error).__name__}: {error}", 500)
+    why: str,
+) -> bool:
+    """Queue the job again for another attempt; True once recorded (the worker announces it)."""
+    cause = sanitize(f"{why}: {type(error).__name__}: {error}", 500)
     try:
         durable(_write, sessions, job_id, JobStatus.QUEUED, token, worker, cause)
+        return True
     except OrchestrationError as refused:
         log.info("requeue not recorded: job no longer ours", job=str(job_id), reason=str(refused))
     except Exception as failed:  # given up (worker stopping): the lease runs out instead
         log.warning("requeue not recorded", job=str(job_id), error=str(failed)[:300])
+    return False
 
 
 def _fail(

@@ -32,6 +32,7 @@ from jetspark.settings import StreamSettings
 from worker.engine.contract import (
     EpochCommit,
     JobControl,
+    JobHandedOver,
     JobOutcome,
     RunnableJob,
     SnapshotRecord,
@@ -46,8 +47,10 @@ from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_empty, planner_for
 from worker.engine.streaming.state_store import (
+    SnapshotLost,
     StoreAddress,
     delete_snapshot,
+    missing_state,
     read_state,
     write_state,
 )
@@ -138,6 +141,7 @@ class _Stream:
             record.snapshot_id,
             int(record.stats["partition_count"]),
         )
+        self.check_intact(record, address)
         state: dict[str, DataFrame] = {}
         for vertex, stats in record.stats.get("vertices", {}).items():
             if vertex not in self.dag.vertices:
@@ -146,6 +150,30 @@ class _Stream:
             # Read now: the snapshot's keys go once the next one commits.
             state[vertex] = self.reslot(vertex, frame, stats["layout"]).localCheckpoint(eager=True)
         return state
+
+    def check_intact(self, record: SnapshotRecord, address: StoreAddress) -> None:
+        """Every blob the snapshot's commit counted is in Redis, byte for byte; else the
+        job fails naming the snapshot (going on with what is left would be silently wrong)."""
+        lost = [
+            gap
+            for vertex, stats in record.stats.get("vertices", {}).items()
+            if vertex in self.dag.vertices and "keys" in stats
+            if (
+                gap := self.durable(
+                    missing_state,
+                    self.client,
+                    address,
+                    vertex,
+                    keys=int(stats["keys"]),
+                    size=int(stats["bytes"]),
+                )
+            )
+        ]
+        if lost:
+            which = f"snapshot {record.snapshot_id} of job {record.job_id}"
+            if record.name:
+                which += f" ({record.name!r})"
+            raise SnapshotLost(f"{which}: its state is lost from Redis: {'; '.join(lost)}")
 
     def reslot(self, vertex: str, frame: DataFrame, layout: dict[str, int]) -> DataFrame:
         """State saved under another parallelism or membership goes to its new owners: a
@@ -182,6 +210,9 @@ class _Stream:
                 from worker.engine.runner import JobCancelled
 
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
+            if self.control.handover.is_set():
+                self.await_commit()  # the last snapshot: the next worker starts from it
+                raise JobHandedOver(f"job {self.job.id} handed over after epoch {epoch}")
             epoch += 1
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
@@ -189,7 +220,8 @@ class _Stream:
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
-                if self.control.cancelled.wait(max(0.0, next_start - time.monotonic())):
+                if self._interrupted(max(0.0, next_start - time.monotonic())):
+                    epoch -= 1
                     continue
                 ranges = self.plan_ranges(offsets)
                 if self.exactly_once and self.control.epochs is not None:
@@ -238,6 +270,14 @@ class _Stream:
                     sources=self.sources,
                     sinks=self.sinks,
                 )
+
+    def _interrupted(self, wait_s: float) -> bool:
+        """Wait for the next epoch's start; True when asked to stop or hand over first."""
+        deadline = time.monotonic() + wait_s
+        while (left := deadline - time.monotonic()) > 0:
+            if self.control.cancelled.wait(min(left, 0.1)) or self.control.handover.is_set():
+                return True
+        return self.control.cancelled.is_set() or self.control.handover.is_set()
 
     def plan_ranges(self, offsets: dict[str, Any]) -> dict[str, Any]:
         now = _now_ms()
