@@ -231,7 +231,7 @@ def suspend_job(
     _token: TokenDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobView:
-    """Suspend a queued or running job (a suspended one is answered as it is)."""
+    """Suspend a queued or running job."""
     return _act("suspend", job_id, session, cache, idempotency_key)[0]
 
 

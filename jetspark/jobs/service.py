@@ -165,7 +165,7 @@ USER_ACTIONS: dict[str, JobStatus] = {
 }
 
 
-ALREADY_THERE = {"cancel", "suspend"}
+ALREADY_THERE = {"cancel"}
 """Actions that, asked of a job already in their target status, answer with the job (200):
 a client retrying a cancel whose answer it lost must not see a 409."""
 

@@ -117,7 +117,7 @@ def sync_detailed(
 ) -> Response[JobView | ProblemDetail]:
     """ Suspend Job
 
-     Suspend a queued or running job (a suspended one is answered as it is).
+     Suspend a queued or running job.
 
     Args:
         job_id (UUID):
@@ -153,7 +153,7 @@ def sync(
 ) -> JobView | ProblemDetail | None:
     """ Suspend Job
 
-     Suspend a queued or running job (a suspended one is answered as it is).
+     Suspend a queued or running job.
 
     Args:
         job_id (UUID):
@@ -184,7 +184,7 @@ async def asyncio_detailed(
 ) -> Response[JobView | ProblemDetail]:
     """ Suspend Job
 
-     Suspend a queued or running job (a suspended one is answered as it is).
+     Suspend a queued or running job.
 
     Args:
         job_id (UUID):
@@ -220,7 +220,7 @@ async def asyncio(
 ) -> JobView | ProblemDetail | None:
     """ Suspend Job
 
-     Suspend a queued or running job (a suspended one is answered as it is).
+     Suspend a queued or running job.
 
     Args:
         job_id (UUID):
