@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import redis
 import structlog
 import tenacity
+from redis.backoff import ExponentialBackoff
 from sqlalchemy import exc as sa_exc
 
 from jetspark.settings import RetrySettings
@@ -153,3 +154,14 @@ def always(error: BaseException) -> bool:
     """``retry_on`` for a loop that must survive any error (logged once, then backed off)."""
     del error
     return True
+
+
+def fail_fast_redis(url: str, **options: Any) -> redis.Redis:
+    """A client whose calls fail within a few seconds when Redis is away (redis-py's own
+    default is ten retries), so the one policy above decides how to wait, and a worker's
+    PostgreSQL work (lease renewals) is not held up behind it."""
+    options.setdefault("decode_responses", True)
+    options.setdefault("socket_connect_timeout", 2)
+    options.setdefault("socket_timeout", 15)  # above any XREADGROUP BLOCK
+    options.setdefault("retry", redis.retry.Retry(ExponentialBackoff(0.2, 0.05), 1))
+    return redis.Redis.from_url(url, **options)

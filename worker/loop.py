@@ -21,7 +21,7 @@ from jetspark.jobs import orchestration, service
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from jetspark.retry import Retry, always
+from jetspark.retry import OutageLog, Retry, always
 from jetspark.settings import WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
@@ -71,6 +71,7 @@ class Worker:
             else None
         )
         self.stopping = threading.Event()
+        self.redis_outage = OutageLog("worker heartbeat in Redis", log)
         self.turns = Retry("worker loop", logger=log, retry_on=always, stopping=self.stopping)
         """Waits out any error of a turn (a server away, a bug): a worker never dies of one."""
         self._next_heartbeat = 0.0
@@ -166,7 +167,10 @@ class Worker:
         return held
 
     def heartbeat(self) -> None:
-        """Renew every lease; a refused renewal means stop that job now."""
+        """Renew every lease; a refused renewal means stop that job now.
+
+        The leases are in PostgreSQL: they are renewed whether Redis answers or not (the
+        stream entries' idle times and the heartbeat key are tried again next time)."""
         alive: list[str] = []
         for held in list(self.held.values()):
             if held.done:
@@ -184,8 +188,13 @@ class Worker:
                 if not held.control.cancelled.is_set():
                     log.info("lease refused: stopping job", job=str(held.job.id))
                 self.cancel(held)
-        stream.touch(self.client, self.keys, self.id, alive)
-        self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+        try:
+            stream.touch(self.client, self.keys, self.id, alive)
+            self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+        except redis.RedisError as error:
+            self.redis_outage.failed(error)
+        else:
+            self.redis_outage.recovered()
 
     def cancel(self, held: HeldJob) -> None:
         """Stop a job's Spark work. Repeated until its thread ends: an action the thread

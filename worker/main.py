@@ -5,11 +5,11 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
-import redis
 import structlog
 
 from jetspark.db.engine import make_engine, make_session_factory
 from jetspark.queue.keys import Keys
+from jetspark.retry import fail_fast_redis
 from jetspark.settings import (
     DatabaseSettings,
     RedisSettings,
@@ -39,7 +39,7 @@ def run_worker() -> None:
     worker = Worker(
         spark=spark,
         sessions=make_session_factory(engine),
-        client=redis.Redis.from_url(redis_settings.url, decode_responses=True),
+        client=fail_fast_redis(redis_settings.url),
         keys=Keys(redis_settings.namespace),
         engine_run=run_job,
         settings=WorkerSettings(),

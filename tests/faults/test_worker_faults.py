@@ -24,6 +24,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
+from jetspark.retry import fail_fast_redis
 from jetspark.settings import DagLimits, WorkerSettings
 from tests.databases import fresh_database
 from tests.faults.conftest import OwnRedis
@@ -66,7 +67,7 @@ def keys() -> Keys:
 
 @pytest.fixture
 def client(own_redis: OwnRedis) -> Iterator[redis.Redis]:
-    made = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    made = fail_fast_redis(own_redis.url)
     yield made
     made.close()
 
