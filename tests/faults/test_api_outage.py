@@ -39,7 +39,7 @@ def app(own_database_url: str, own_redis: OwnRedis) -> FastAPI:
         api_settings=ApiSettings(tokens=[TOKEN]),
     )
 
-    @built.get("/test/boom", include_in_schema=False)
+    @built.get("/test/boom", include_in_schema=False, operation_id="test-boom")
     def boom() -> None:
         raise RuntimeError("a bug")
 
