@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
+from jetspark.db.engine import normalize_url
+from jetspark.db.migrate import upgrade
 from jetspark.embedded.postgres import EmbeddedPostgres, remove_data
 from jetspark.embedded.process import free_port
 from jetspark.embedded.redis import EmbeddedRedis
-from tests.databases import fresh_database
 
 
 @dataclass
@@ -78,8 +81,14 @@ def own_postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnPostgr
 
 
 @pytest.fixture(scope="module")
-def own_database_url(own_postgres: OwnPostgres) -> Iterator[str]:
-    """A migrated database on the module's own PostgreSQL."""
-    own_postgres.start()
-    with fresh_database(own_postgres.server.url, "jetspark_faults") as url:
-        yield url
+def own_database_url(own_postgres: OwnPostgres) -> str:
+    """A migrated database on the module's own PostgreSQL (gone with the server's data:
+    nothing to drop, and a pooled admin connection would not survive the restarts)."""
+    url = make_url(normalize_url(own_postgres.server.url)).set(database="jetspark_faults")
+    admin = create_engine(normalize_url(own_postgres.server.url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text('CREATE DATABASE "jetspark_faults"'))
+    admin.dispose()
+    rendered = url.render_as_string(hide_password=False)
+    upgrade(rendered)
+    return rendered
