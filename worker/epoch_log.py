@@ -81,6 +81,23 @@ class PgEpochLog:
             )
             session.commit()
 
+    def reset(self) -> None:
+        with self.sessions() as session:
+            orchestration.record_progress(
+                session,
+                self.job_id,
+                fencing_token=self.token,
+                items_in=0,
+                items_out=0,
+                vertex_counts=None,
+                last_snapshot=None,
+            )
+            session.execute(delete(JobResult).where(JobResult.job_id == self.job_id))
+            session.execute(
+                delete(Snapshot).where(Snapshot.job_id == self.job_id, Snapshot.name.is_(None))
+            )
+            session.commit()
+
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         with self.sessions() as session:
             if commit.snapshot is not None and self._committed(session, commit.snapshot):

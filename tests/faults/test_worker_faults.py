@@ -247,7 +247,27 @@ def test_an_error_text_with_nul_is_recorded_and_the_job_not_claimed_again(
     assert message.startswith("bad byte \\0 in a record") and len(message) <= 4000
 
 
-def test_a_snapshot_lost_from_redis_fails_the_restore_naming_it(
+def lose_the_snapshot(
+    body: dict[str, Any],
+    make_worker: Callable[..., Worker],
+    running: Running,
+    sessions: sessionmaker[Session],
+    client: redis.Redis,
+    keys: Keys,
+    own_redis: OwnRedis,
+) -> uuid.UUID:
+    """Run ``body`` to its second snapshot, lose its worker and Redis's data, start another."""
+    job_id = submit(sessions, client, keys, body)
+    first = running.start(make_worker("first"))
+    wait_for(lambda: committed_snapshots(sessions, job_id) >= 2, deadline_s=180, what="snapshots")
+    first.stop()
+    first.stop_running_jobs()  # lost with its worker: RUNNING until its lease runs out
+    own_redis.restart_empty()  # ... and the snapshot's state with Redis
+    running.start(make_worker("second"))
+    return job_id
+
+
+def test_a_lost_snapshot_of_a_replayable_stream_replays_it_exactly(
     make_worker: Callable[..., Worker],
     running: Running,
     sessions: sessionmaker[Session],
@@ -257,13 +277,33 @@ def test_a_snapshot_lost_from_redis_fails_the_restore_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
-    job_id = submit(sessions, client, keys, windowed_stream("lost", count=None, members=1))
-    first = running.start(make_worker("first"))
-    wait_for(lambda: committed_snapshots(sessions, job_id) >= 2, deadline_s=180, what="snapshots")
-    first.stop()
-    first.stop_running_jobs()  # lost with its worker: RUNNING until its lease runs out
-    own_redis.restart_empty()  # ... and the snapshot's state with Redis
-    running.start(make_worker("second"))
+    body = windowed_stream("replayed", count=3000, members=1)
+    job_id = lose_the_snapshot(body, make_worker, running, sessions, client, keys, own_redis)
+    wait_for(
+        lambda: read_job(sessions, job_id).status in {"COMPLETED", "FAILED"},
+        deadline_s=300,
+        what="the job ended",
+    )
+    job = read_job(sessions, job_id)
+    assert job.status == "COMPLETED", (job.error_type, job.error_message)
+    got = window_results(sessions, job_id)
+    assert len(got) == len(dict(got)), "a window was emitted twice"
+    assert dict(got) == tumbling_reference(3000)
+
+
+def test_a_lost_snapshot_that_cannot_be_replayed_fails_the_job_naming_it(
+    make_worker: Callable[..., Worker],
+    running: Running,
+    sessions: sessionmaker[Session],
+    client: redis.Redis,
+    keys: Keys,
+    own_redis: OwnRedis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
+    body = windowed_stream("lost", count=None, members=1)
+    body["config"]["processing_guarantee"] = "at_least_once"  # no replay promised
+    job_id = lose_the_snapshot(body, make_worker, running, sessions, client, keys, own_redis)
     wait_for(lambda: read_job(sessions, job_id).status == "FAILED", deadline_s=180, what="FAILED")
     job = read_job(sessions, job_id)
     assert job.error_type == "SnapshotLost"

@@ -67,6 +67,11 @@ class EpochLog(Protocol):
 
     def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None: ...
 
+    def reset(self) -> None:
+        """Forget every epoch, result and snapshot of the job (not its exported ones): it
+        replays from its sources' beginning."""
+        ...
+
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         """Commit the epoch; returns older snapshots whose state may now be deleted."""
         ...

@@ -61,6 +61,12 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("jetspark.stream")
 
+REPLAYABLE_SOURCES = frozenset({"source.sequence", "source.items", "source.files"})
+"""Sources that give the same items again from their beginning."""
+REPLAYABLE_SINKS = frozenset({"sink.results", "sink.logger", "sink.redis_map"})
+"""Sinks a replay from the beginning leaves exactly as one run would: the job's results are
+dropped with its epochs, a map's entries are overwritten with the same values."""
+
 
 class _Stream:
     def __init__(
@@ -121,17 +127,39 @@ class _Stream:
             if restored is None:
                 raise EngineError(f"no committed snapshot is named {name!r}")
         if restored is None:
-            now = self.job_t0_ms = _now_ms()
-            offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
-            return 0, offsets, WatermarkTracker.for_plan(self.plan)
+            return self.from_the_beginning()
         log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
-        self.state = self.restore_state(restored)
+        try:
+            self.state = self.restore_state(restored)
+        except SnapshotLost as lost:
+            if epochs is None or not self.replayable(restored):
+                raise
+            log.warning("snapshot lost: replaying from the sources' beginning", reason=str(lost))
+            self.durable(epochs.reset)
+            return self.from_the_beginning()
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
         if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
             self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
             self.job_t0_ms = int(restored.offsets.get("job_t0_ms", self.job_t0_ms))
         return restored.epoch, dict(restored.offsets["sources"]), tracker
+
+    def from_the_beginning(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
+        now = self.job_t0_ms = _now_ms()
+        offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
+        return 0, offsets, WatermarkTracker.for_plan(self.plan)
+
+    def replayable(self, lost: SnapshotRecord) -> bool:
+        """An exactly-once job of its own snapshot whose sources can start over and whose
+        sinks end as one run would leave them: it replays instead of failing."""
+        kinds = {self.dag.vertices[name].processor for name in self.plan.order}
+        sources = {self.dag.vertices[name].processor for name in self.sources}
+        return (
+            self.exactly_once
+            and lost.job_id == self.job.id
+            and sources <= REPLAYABLE_SOURCES
+            and {kind for kind in kinds if kind.startswith("sink.")} <= REPLAYABLE_SINKS
+        )
 
     def restore_state(self, record: SnapshotRecord) -> dict[str, DataFrame]:
         address = StoreAddress(
