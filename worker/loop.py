@@ -22,7 +22,7 @@ from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.retry import OutageLog, Retry, always
-from jetspark.settings import WorkerSettings
+from jetspark.settings import TenantSettings, WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
@@ -59,6 +59,8 @@ class Worker:
         self.keys = keys
         self.engine_run = engine_run
         self.settings = settings or WorkerSettings()
+        self.max_running = TenantSettings().quota_running_jobs
+        """Jobs of one principal held at once, by all workers (``JETSPARK_QUOTA_RUNNING_JOBS``)."""
         self.id = worker_id or new_worker_id()
         self.lease = timedelta(seconds=self.settings.lease_s)
         self.held: dict[uuid.UUID, HeldJob] = {}
@@ -128,7 +130,13 @@ class Worker:
     def claim(self, entry: stream.Entry) -> HeldJob | None:
         """Claim in PostgreSQL (exactly one worker wins) and start performing."""
         with self.sessions() as session:
-            job = orchestration.claim(session, entry.job_id, worker=self.id, lease=self.lease)
+            job = orchestration.claim(
+                session,
+                entry.job_id,
+                worker=self.id,
+                lease=self.lease,
+                max_running=self.max_running,
+            )
             session.commit()
             if job is None:
                 # Not claimable now (ended, held under a live lease, or a duplicate entry):
@@ -144,7 +152,11 @@ class Worker:
                 control=JobControl(
                     job_group=f"job-{job.id}",
                     epochs=PgEpochLog(
-                        self.sessions, job.id, job.fencing_token, results_cap=RESULTS_CAP
+                        self.sessions,
+                        job.id,
+                        job.fencing_token,
+                        results_cap=RESULTS_CAP,
+                        principal=job.principal,
                     ),
                     redis=RedisTarget.of_client(self.client, self.keys.namespace),
                 ),

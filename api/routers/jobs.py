@@ -17,9 +17,10 @@ from api.deps import (
     ApiSettingsDep,
     KeysDep,
     LimitsDep,
+    PrincipalDep,
     RedisDep,
     SessionDep,
-    TokenDep,
+    TenantSettingsDep,
     ViewCacheDep,
 )
 from api.notifications import CachedView, InFlightRead, JobViewCache
@@ -28,9 +29,11 @@ from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.jobs import service
+from jetspark.jobs.orchestration import JobNotFound
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.queue.stream import announce
+from jetspark.tenants.principals import Principal
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -69,13 +72,20 @@ def submit_job(
     client: RedisDep,
     keys: KeysDep,
     limits: LimitsDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
+    tenants: TenantSettingsDep,
     idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
 ) -> JobView:
-    """Validate and queue a DAG. The same Idempotency-Key and body return the same job."""
+    """Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs."""
     require_storable(spec)
     submitted = service.submit_job(
-        session, spec=spec, limits=limits, idempotency_key=idempotency_key
+        session,
+        spec=spec,
+        limits=limits,
+        principal=principal,
+        idempotency_key=idempotency_key,
+        max_queued=tenants.quota_queued_jobs,
     )
     job = submitted.job
     if submitted.created:
@@ -90,30 +100,32 @@ def submit_job(
 @router.get("/jobs", operation_id="jobs-list", response_model=JobPage)
 def list_jobs(
     session: SessionDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     status: Annotated[list[JobStatus] | None, Query()] = None,
     name: Annotated[str | None, Query(max_length=256, pattern=NO_NUL)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> JobPage:
-    """Newest first, filtered by status (repeatable) and name, a page at a time."""
+    """The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time."""
     jobs, next_cursor = service.list_jobs(
-        session, statuses=status, name=name, limit=limit, cursor=cursor
+        session, principal=principal, statuses=status, name=name, limit=limit, cursor=cursor
     )
     return JobPage(items=[JobView.of(j) for j in jobs], next_cursor=next_cursor)
 
 
-def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> JobView:
+def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> tuple[JobView, str]:
     with sessions() as session:
-        return JobView.of(service.get_job(session, job_id))
+        job = service.get_job(session, job_id)
+        return JobView.of(job), job.principal
 
 
 async def _load(request: Request, job_id: uuid.UUID, epoch: int) -> CachedView:
     cache: JobViewCache = request.app.state.listener.cache
-    view = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
+    view, owner = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
     body = view.model_dump_json().encode()
-    cache.put(job_id, body, view.version, epoch)
-    return CachedView(body, view.version, 0.0)
+    cache.put(job_id, body, view.version, epoch, owner)
+    return CachedView(body, view.version, 0.0, owner)
 
 
 def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object) -> None:
@@ -121,6 +133,14 @@ def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object)
         del cache.reads[job_id]
     if not read.task.cancelled():
         read.task.exception()  # retrieved: its awaiters raise it (a 404, say)
+
+
+async def _owned(request: Request, job_id: uuid.UUID, principal: Principal) -> CachedView:
+    """The job's view if ``principal`` owns it; another's job is not found (404)."""
+    view = await _current(request, job_id)
+    if not principal.owns(view.owner):
+        raise JobNotFound(job_id)
+    return view
 
 
 async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
@@ -156,13 +176,13 @@ async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) 
 async def get_job(
     request: Request,
     job_id: uuid.UUID,
-    _token: TokenDep,
+    principal: PrincipalDep,
     api_settings: ApiSettingsDep,
     wait_s: Annotated[float, Query(ge=0, le=3600)] = 0,
     if_none_match: Annotated[str | None, Header(max_length=256)] = None,
 ) -> Response:
     """A job. With ``If-None-Match`` and ``wait_s``, waits until the job changes (long-poll)."""
-    view = await _current(request, job_id)
+    view = await _owned(request, job_id, principal)
     wait = min(wait_s, api_settings.long_poll_max_s)
     if wait > 0 and _matches(if_none_match, _etag(view.version)):
         listener = request.app.state.listener
@@ -190,9 +210,16 @@ def _act(
     job_id: uuid.UUID,
     session: Session,
     cache: JobViewCache,
+    principal: Principal,
     idempotency_key: str | None,
 ) -> tuple[JobView, bool]:
-    acted = service.act(session, job_id=job_id, action=action, idempotency_key=idempotency_key)
+    acted = service.act(
+        session,
+        job_id=job_id,
+        action=action,
+        principal=principal,
+        idempotency_key=idempotency_key,
+    )
     view = JobView.of(acted.job)
     # Committed: drop our cached view now, so this client's next read sees its own write
     # even before PostgreSQL's NOTIFY comes back to the listener.
@@ -210,12 +237,12 @@ def cancel_job(
     job_id: uuid.UUID,
     session: SessionDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
     it is (200); 409 if it ended otherwise."""
-    return _act("cancel", job_id, session, cache, idempotency_key)[0]
+    return _act("cancel", job_id, session, cache, principal, idempotency_key)[0]
 
 
 @router.post(
@@ -228,11 +255,11 @@ def suspend_job(
     job_id: uuid.UUID,
     session: SessionDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Suspend a queued or running job."""
-    return _act("suspend", job_id, session, cache, idempotency_key)[0]
+    return _act("suspend", job_id, session, cache, principal, idempotency_key)[0]
 
 
 @router.post(
@@ -247,11 +274,11 @@ def resume_job(
     client: RedisDep,
     keys: KeysDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Queue a suspended job again."""
-    view, acted = _act("resume", job_id, session, cache, idempotency_key)
+    view, acted = _act("resume", job_id, session, cache, principal, idempotency_key)
     if acted:
         _announce(session, client, keys, job_id)
     return view
@@ -269,11 +296,11 @@ def restart_job(
     client: RedisDep,
     keys: KeysDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Stop a running job and queue it again as a new attempt."""
-    view, acted = _act("restart", job_id, session, cache, idempotency_key)
+    view, acted = _act("restart", job_id, session, cache, principal, idempotency_key)
     if acted:
         _announce(session, client, keys, job_id)
     return view
@@ -284,7 +311,7 @@ def job_results(
     job_id: uuid.UUID,
     session: SessionDep,
     api_settings: ApiSettingsDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
     # At most 18 ASCII digits: every cursor fits PostgreSQL's bigint (a longer one was a 500).
     cursor: Annotated[str | None, Query(max_length=18, pattern=r"^[0-9]{1,18}$")] = None,
@@ -293,6 +320,7 @@ def job_results(
     items, last = service.list_results(
         session,
         job_id=job_id,
+        principal=principal,
         limit=min(limit, api_settings.results_page_max),
         after=int(cursor) if cursor else None,
     )

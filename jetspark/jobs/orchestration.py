@@ -168,11 +168,42 @@ def transition(
     return job
 
 
-def claim(session: Session, job_id: uuid.UUID, *, worker: str, lease: timedelta) -> Job | None:
+def _over_running_quota(session: Session, job: Job, max_running: int) -> bool:
+    """Does the job's principal hold ``max_running`` jobs already (this one aside)?
+
+    Claims of one principal are serialised by an advisory lock until the caller commits,
+    so two workers cannot both take its last slot."""
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"jetspark:{job.principal}"}
+    )
+    held = session.execute(
+        select(func.count())
+        .select_from(Job)
+        .where(
+            Job.principal == job.principal,
+            Job.id != job.id,
+            Job.status.in_([s.value for s in HELD_BY_WORKER]),
+            Job.lease_expires_at > now(),
+        )
+    ).scalar_one()
+    return int(held) >= max_running
+
+
+def claim(
+    session: Session,
+    job_id: uuid.UUID,
+    *,
+    worker: str,
+    lease: timedelta,
+    max_running: int = 0,
+) -> Job | None:
     """Take a job for ``worker`` if it is queued, or held under a lease that has expired.
 
     Exactly one caller wins: the row is locked and re-checked. Returns the claimed job (its
     ``fencing_token`` is the one the worker must write with), or None. The caller commits.
+    ``max_running`` (0: none) is the principal's quota of held jobs: past it the job is left
+    QUEUED (the reconciler announces it again later) and the worker takes other jobs, so one
+    principal's backlog never starves another's.
     """
     job = session.execute(
         select(Job).where(Job.id == job_id).with_for_update(skip_locked=True)
@@ -187,6 +218,8 @@ def claim(session: Session, job_id: uuid.UUID, *, worker: str, lease: timedelta)
         and job.lease_expires_at <= stamp
     )
     if current is not S.QUEUED and not expired:
+        return None
+    if max_running and _over_running_quota(session, job, max_running):
         return None
     if expired:
         previous = job.worker

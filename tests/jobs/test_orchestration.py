@@ -132,3 +132,29 @@ def test_a_transition_notifies_listeners_when_it_commits(
         db_session.commit()
         (note,) = listener.notifies(timeout=5, stop_after=1)
     assert note.payload == f"{job.id}:{job.version}:CANCELLED"
+
+
+def test_a_principal_past_its_running_quota_waits_while_others_are_claimed(
+    db_session: Session,
+) -> None:
+    greedy, other = f"greedy-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:6]}"
+    jobs = []
+    for owner in (greedy, greedy, greedy, other):
+        job = Job(name="t", definition={"name": "t"}, principal=owner)
+        db_session.add(job)
+        orchestration.record_creation(db_session, job)
+        db_session.commit()
+        jobs.append(job.id)
+    claimed = []
+    for job_id in jobs:
+        taken = orchestration.claim(db_session, job_id, worker="w", lease=LEASE, max_running=2)
+        db_session.commit()
+        claimed.append(taken is not None)
+    assert claimed == [True, True, False, True]
+    db_session.expire_all()
+    assert db_session.get(Job, jobs[2]).status == JobStatus.QUEUED.value  # type: ignore[union-attr]
+    # Once one of greedy's jobs ends, the waiting one is claimed.
+    orchestration.transition(db_session, jobs[0], JobStatus.CANCELLED, cause="test")
+    db_session.commit()
+    assert orchestration.claim(db_session, jobs[2], worker="w", lease=LEASE, max_running=2)
+    db_session.commit()
