@@ -101,6 +101,17 @@ class WorkerSettings(BaseSettings):
     metrics_interval_s: float = 0.5
     """How often a running job's metrics document is published."""
 
+    # -- claiming promptly (issue 16) -----------------------------------------------------
+    claim_wait_s: float = 1.0
+    """How long a claim waits for a job row another transaction holds; still held, the
+    stream entry is kept and tried again rather than dropped."""
+    claim_unannounced_after_s: float = 0.5
+    """An idle worker claims jobs QUEUED this long straight from PostgreSQL, so a lost
+    announcement costs one poll (``JETSPARK_WORKER_CLAIM_UNANNOUNCED_AFTER_S``)."""
+    busy_retries: int = 5
+    """How often an entry whose row stayed locked is tried again before it is dropped (the
+    poll above still finds the job if it is queued)."""
+
 
 class StreamSettings(BaseSettings):
     """The epoch engine of streaming jobs."""

@@ -38,7 +38,8 @@ class HeldJob:
     """A job this worker holds under a lease."""
 
     job: RunnableJob
-    entry_id: str
+    entry_id: str | None
+    """Its stream entry; None when it was claimed straight from PostgreSQL."""
     fencing_token: int
     control: JobControl
     done: bool = False
@@ -227,7 +228,10 @@ def _requeue(
     """Queue the job again for another attempt; True once recorded (the worker announces it)."""
     cause = sanitize(f"{why}: {type(error).__name__}: {error}", 500)
     try:
-        durable(_write, sessions, job_id, JobStatus.QUEUED, token, worker, cause)
+        stamp = orchestration.now()  # the worker announces it right after
+        durable(
+            _write, sessions, job_id, JobStatus.QUEUED, token, worker, cause, announced_at=stamp
+        )
         return True
     except OrchestrationError as refused:
         log.info("requeue not recorded: job no longer ours", job=str(job_id), reason=str(refused))

@@ -38,11 +38,11 @@ from jetspark.tenants.principals import Principal
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
 
-def _announce(session: Session, client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
-    """Tell the workers; if Redis is down the job stays QUEUED and the reconciler tells them."""
+def _announce(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+    """Tell the workers (the job's ``announced_at`` was stamped when it was queued); if Redis
+    is down the job stays QUEUED and an idle worker finds it in PostgreSQL."""
     with contextlib.suppress(redis.RedisError):
         announce(client, keys, job_id)
-        service.mark_announced(session, job_id)
 
 
 def _etag(version: int) -> str:
@@ -89,7 +89,7 @@ def submit_job(
     )
     job = submitted.job
     if submitted.created:
-        _announce(session, client, keys, job.id)
+        _announce(client, keys, job.id)
     else:
         response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -280,7 +280,7 @@ def resume_job(
     """Queue a suspended job again."""
     view, acted = _act("resume", job_id, session, cache, principal, idempotency_key)
     if acted:
-        _announce(session, client, keys, job_id)
+        _announce(client, keys, job_id)
     return view
 
 
@@ -302,7 +302,7 @@ def restart_job(
     """Stop a running job and queue it again as a new attempt."""
     view, acted = _act("restart", job_id, session, cache, principal, idempotency_key)
     if acted:
-        _announce(session, client, keys, job_id)
+        _announce(client, keys, job_id)
     return view
 
 

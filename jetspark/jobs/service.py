@@ -101,6 +101,9 @@ def submit_job(
         definition=spec.as_json(),
         plan=build_plan(dag).model_dump(mode="json"),
         status=JobStatus.QUEUED.value,
+        # Stamped here, not by a later UPDATE: that one held the row while a worker that had
+        # just read the announcement tried to claim it.
+        announced_at=orchestration.now(),
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint,
     )
@@ -129,13 +132,6 @@ def _by_idempotency_key(session: Session, principal: str, key: str, fingerprint:
     if job is not None and job.request_fingerprint != fingerprint:
         raise IdempotencyConflict(key)
     return job
-
-
-def mark_announced(session: Session, job_id: uuid.UUID) -> None:
-    job = session.get(Job, job_id)
-    if job is not None:
-        job.announced_at = orchestration.now()
-        session.commit()
 
 
 def get_job(session: Session, job_id: uuid.UUID, principal: Principal | None = None) -> Job:
@@ -269,9 +265,18 @@ def act(
     current = get_job(session, job_id, principal)
     if action in ALREADY_THERE and current.status == target.value:
         return Acted(current, acted=False)
-    job = orchestration.transition(session, job_id, target, cause=f"{action} requested")
+    stamp = orchestration.now()  # announced_at: the caller announces after the commit
+    job = orchestration.transition(
+        session,
+        job_id,
+        target,
+        cause=f"{action} requested",
+        announced_at=stamp if target is JobStatus.QUEUED else None,
+    )
     if target is JobStatus.RESTARTING:
-        job = orchestration.transition(session, job_id, JobStatus.QUEUED, cause="restarting")
+        job = orchestration.transition(
+            session, job_id, JobStatus.QUEUED, cause="restarting", announced_at=stamp
+        )
     if idempotency_key is not None:
         session.add(
             LifecycleRequest(

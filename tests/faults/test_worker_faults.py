@@ -3,6 +3,7 @@ running stream and queued batch jobs, ``config.timeout_s``, an error text Postgr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -131,11 +132,8 @@ def submit(
     reconciler."""
     with sessions() as session:
         job = service.submit_job(session, spec=JobSpec.model_validate(body), limits=DagLimits()).job
-        try:
+        with contextlib.suppress(redis.RedisError):
             stream.announce(client, keys, job.id)
-            service.mark_announced(session, job.id)
-        except redis.RedisError:
-            pass
         return job.id
 
 
