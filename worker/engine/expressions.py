@@ -54,7 +54,9 @@ def _jvm(spark: SparkSession) -> Any:
 
 
 def _session() -> SparkSession:
-    spark = SparkSession.getActiveSession()
+    # A job thread of its own (a streaming job's) has no active session: any session will do,
+    # the parser is the same and a Column built from a tree belongs to no session.
+    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if spark is None:
         raise EngineError("no active SparkSession to parse an expression with")
     return spark
