@@ -31,7 +31,15 @@ from api.routers import (
 )
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
-from jetspark.settings import ApiSettings, DagLimits, DatabaseSettings, RedisSettings
+from jetspark.settings import (
+    ApiSettings,
+    DagLimits,
+    DatabaseSettings,
+    RedisSettings,
+    TenantSettings,
+)
+from jetspark.tenants.principals import PrincipalDirectory
+from jetspark.tenants.quotas import ConnectionSlots
 
 TITLE = "jetspark"
 DESCRIPTION = "A REST job server that runs Hazelcast Jet-style dataflow DAGs on Apache Spark."
@@ -57,6 +65,7 @@ def create_app(
     redis_namespace: str | None = None,
     api_settings: ApiSettings | None = None,
     dag_limits: DagLimits | None = None,
+    tenant_settings: TenantSettings | None = None,
 ) -> FastAPI:
     """Build the app; arguments override the environment (``JETSPARK_*``)."""
     database_url = database_url or DatabaseSettings().url
@@ -67,6 +76,10 @@ def create_app(
             "set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL (or run `jetspark up`)"
         )
     settings = api_settings or ApiSettings()
+    tenants = tenant_settings or TenantSettings()
+    principals = PrincipalDirectory.of_settings(
+        tokens=settings.tokens, principals=tenants.api_principals, admins=tenants.api_admins
+    )
     engine = make_engine(database_url, pool_size=DatabaseSettings().pool_size)
     listener = JobChangeListener(_libpq_dsn(database_url))
 
@@ -92,6 +105,9 @@ def create_app(
     app.state.keys = Keys(redis_namespace or redis_settings.namespace)
     app.state.api_settings = settings
     app.state.dag_limits = dag_limits or DagLimits()
+    app.state.tenant_settings = tenants
+    app.state.principals = principals
+    app.state.sse_slots = ConnectionSlots(tenants.quota_sse_connections)
     app.state.listener = listener
     install_problem_handlers(app)
     for router in (
@@ -108,7 +124,12 @@ def create_app(
     ):
         app.include_router(router)
     app.mount("/static", web.static_files, name="static")
-    app.add_middleware(RateLimit, per_s=settings.rate_limit_per_s, burst=settings.rate_limit_burst)
+    app.add_middleware(
+        RateLimit,
+        per_s=settings.rate_limit_per_s,
+        burst=settings.rate_limit_burst,
+        principals=principals,
+    )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.state.registry = CollectorRegistry()
     app.state.registry.register(

@@ -1,27 +1,45 @@
-"""Bearer tokens from ``JETSPARK_API_TOKENS`` guard every route but the health checks."""
+"""Bearer tokens guard every route but the health checks; each token stands for a principal."""
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.problems import Problem
+from jetspark.tenants.principals import Principal, PrincipalDirectory
 
-bearer = HTTPBearer(auto_error=False, description="A token from JETSPARK_API_TOKENS")
+bearer = HTTPBearer(
+    auto_error=False,
+    description="A token from JETSPARK_API_TOKENS or JETSPARK_API_PRINCIPALS",
+)
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="jetspark"'}
 
 
-async def require_token(
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` value (the scheme in any case),
+    as FastAPI's ``HTTPBearer`` reads it."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+async def require_principal(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> str:
-    tokens: list[str] = request.app.state.api_settings.tokens
-    challenge = {"WWW-Authenticate": 'Bearer realm="jetspark"'}
+) -> Principal:
+    """Who the request comes from; 401 without a known token."""
     if credentials is None:
-        raise Problem(401, "send Authorization: Bearer <token>", headers=challenge)
-    given = credentials.credentials.encode()
-    if not any(hmac.compare_digest(given, token.encode()) for token in tokens):
-        raise Problem(401, "the bearer token is not valid", headers=challenge)
-    return credentials.credentials
+        raise Problem(401, "send Authorization: Bearer <token>", headers=CHALLENGE)
+    cached: Principal | None = getattr(request.state, "principal", None)
+    if cached is not None:  # the rate limit already authenticated this request
+        return cached
+    directory: PrincipalDirectory = request.app.state.principals
+    principal = directory.authenticate(credentials.credentials)
+    if principal is None:
+        raise Problem(401, "the bearer token is not valid", headers=CHALLENGE)
+    request.state.principal = principal
+    return principal

@@ -13,10 +13,11 @@ import redis
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from api.auth import require_token
+from api.auth import require_principal
 from api.notifications import JobViewCache
 from jetspark.queue.keys import Keys
-from jetspark.settings import ApiSettings, DagLimits
+from jetspark.settings import ApiSettings, DagLimits, TenantSettings
+from jetspark.tenants.principals import Principal
 
 
 def _session(request: Request) -> Iterator[Session]:
@@ -44,6 +45,11 @@ async def _view_cache(request: Request) -> JobViewCache:
     return cache
 
 
+async def _tenant_settings(request: Request) -> TenantSettings:
+    settings: TenantSettings = request.app.state.tenant_settings
+    return settings
+
+
 async def _limits(request: Request) -> DagLimits:
     limits: DagLimits = request.app.state.dag_limits
     return limits
@@ -52,7 +58,9 @@ async def _limits(request: Request) -> DagLimits:
 SessionDep = Annotated[Session, Depends(_session)]
 RedisDep = Annotated[redis.Redis, Depends(_redis)]
 KeysDep = Annotated[Keys, Depends(_keys)]
-TokenDep = Annotated[str, Depends(require_token)]
+PrincipalDep = Annotated[Principal, Depends(require_principal)]
+"""The authenticated principal (401 without a valid bearer token)."""
+TenantSettingsDep = Annotated[TenantSettings, Depends(_tenant_settings)]
 ApiSettingsDep = Annotated[ApiSettings, Depends(_api_settings)]
 LimitsDep = Annotated[DagLimits, Depends(_limits)]
 ViewCacheDep = Annotated[JobViewCache, Depends(_view_cache)]

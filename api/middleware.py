@@ -1,15 +1,18 @@
-"""Pure ASGI middleware: body size limit (413) and a per-token rate limit (429)."""
+"""Pure ASGI middleware: body size limit (413) and a per-principal rate limit (429)."""
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.auth import bearer_token
 from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from jetspark.tenants.principals import PrincipalDirectory
 
 
 async def send_problem(
@@ -87,35 +90,76 @@ class BodySizeLimit:
 
 
 class RateLimit:
-    """A token bucket per bearer token (or client address); off when ``per_s`` is 0."""
+    """A token bucket per authenticated principal (per client address for requests without
+    a valid token); off when ``per_s`` is 0.
 
-    def __init__(self, app: ASGIApp, *, per_s: float, burst: int) -> None:
+    Keyed on who the token authenticates as, not on the ``Authorization`` text: spelling
+    "Bearer" eight ways is still one principal. Buckets that have refilled are pruned, so
+    memory stays bounded by the clients active within one refill time.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        per_s: float,
+        burst: int,
+        principals: PrincipalDirectory,
+        max_buckets: int = 100_000,
+    ) -> None:
         self.app = app
         self.per_s = per_s
-        self.burst = float(burst)
-        self.buckets: dict[bytes, tuple[float, float]] = {}
+        self.burst = float(max(1, burst))
+        self.principals = principals
+        self.max_buckets = max_buckets
+        self.buckets: dict[str, tuple[float, float]] = {}
         self.lock = threading.Lock()
+        self._next_prune = 0.0
 
-    def _allow(self, who: bytes) -> bool:
+    def _allow(self, who: str) -> bool:
         now = time.monotonic()
         with self.lock:
+            if now >= self._next_prune or len(self.buckets) >= self.max_buckets:
+                self._prune(now)
             tokens, last = self.buckets.get(who, (self.burst, now))
             tokens = min(self.burst, tokens + (now - last) * self.per_s)
             allowed = tokens >= 1.0
             self.buckets[who] = (tokens - 1.0 if allowed else tokens, now)
             return allowed
 
+    def _prune(self, now: float) -> None:
+        """Drop full buckets (a new one starts full: nothing is forgotten); when still too
+        many, drop the oldest (the fullest) ones."""
+        refill_s = self.burst / self.per_s
+        self.buckets = {w: b for w, b in self.buckets.items() if now - b[1] < refill_s}
+        if len(self.buckets) >= self.max_buckets:
+            newest = sorted(self.buckets.items(), key=lambda item: item[1][1])
+            self.buckets = dict(newest[len(newest) - self.max_buckets // 2 :])
+        self._next_prune = now + min(refill_s, 10.0)
+
+    def _who(self, scope: Scope) -> str:
+        authorization = None
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+                break
+        token = bearer_token(authorization)
+        principal = self.principals.authenticate(token) if token else None
+        if principal is not None:
+            # The route's dependency reuses it instead of checking the token again.
+            scope.setdefault("state", {})["principal"] = principal
+            return "p:" + principal.name
+        client = scope.get("client") or ("-", 0)
+        return "a:" + str(client[0])
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.per_s <= 0:
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers", []))
-        client = scope.get("client") or ("-", 0)
-        who = headers.get(b"authorization") or str(client[0]).encode()
-        if self._allow(who):
+        if self._allow(self._who(scope)):
             await self.app(scope, receive, send)
             return
-        retry = str(max(1, int(1 / self.per_s))).encode()
+        retry = str(max(1, math.ceil(1 / self.per_s))).encode()
         await send_problem(
             send,
             scope,

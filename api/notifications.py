@@ -25,6 +25,8 @@ class CachedView:
     """The job view as JSON, ready to send."""
     version: int
     stored_at: float
+    owner: str
+    """The job's principal: who may be served this view."""
 
 
 @dataclass(frozen=True)
@@ -74,14 +76,14 @@ class JobViewCache:
             return None
         return entry
 
-    def put(self, job_id: uuid.UUID, body: bytes, version: int, epoch: int) -> None:
+    def put(self, job_id: uuid.UUID, body: bytes, version: int, epoch: int, owner: str) -> None:
         """Keep a view read from PostgreSQL; ``epoch`` is ``self.epoch`` from before the read."""
         with self.lock:
             if not self.enabled or epoch != self.epoch:
                 return
             if version < self.announced.get(job_id, 0):
                 return  # a change committed while we were reading: what we read is old
-            self.entries[job_id] = CachedView(body, version, time.monotonic())
+            self.entries[job_id] = CachedView(body, version, time.monotonic(), owner)
             self.entries.move_to_end(job_id)
             while len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)

@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jetspark.dag.errors import DagValidationError
 from jetspark.jobs.orchestration import IllegalTransition, JobNotFound
-from jetspark.jobs.service import IdempotencyConflict, InvalidCursor
+from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExceeded
 from jetspark.jobs.snapshots import SnapshotConflict
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -112,6 +112,14 @@ def _as_problem(error: Exception) -> Problem:
         return Problem(422, str(error), slug="idempotency-key-reused", title="Key reused")
     if isinstance(error, SnapshotConflict):
         return Problem(409, str(error), slug="snapshot-conflict", title="Snapshot conflict")
+    if isinstance(error, QuotaExceeded):
+        return Problem(
+            429,
+            str(error),
+            slug="quota-exceeded",
+            title="Quota exceeded",
+            headers={"Retry-After": str(error.retry_after_s)},
+        )
     if isinstance(error, InvalidCursor):
         return Problem(422, str(error), slug="invalid-cursor", title="Invalid cursor")
     if isinstance(error, StarletteHTTPException) and error.status_code == 400:
@@ -171,6 +179,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         IllegalTransition,
         IdempotencyConflict,
         InvalidCursor,
+        QuotaExceeded,
         SnapshotConflict,
         StarletteHTTPException,
     ):

@@ -77,9 +77,10 @@ class ApiSettings(BaseSettings):
 
     tokens: CsvList = Field(default_factory=list)
     max_body_bytes: int = 1024 * 1024
-    rate_limit_per_s: float = 0.0
-    """Requests per second allowed per token; 0 turns the limit off."""
-    rate_limit_burst: int = 100
+    rate_limit_per_s: float = 50.0
+    """Requests per second allowed per principal (per client address before it has
+    authenticated); 0 turns the limit off."""
+    rate_limit_burst: int = 200
     long_poll_max_s: float = 60.0
     results_page_max: int = 1000
 
@@ -100,6 +101,17 @@ class WorkerSettings(BaseSettings):
     metrics_interval_s: float = 0.5
     """How often a running job's metrics document is published."""
 
+    # -- claiming promptly (issue 16) -----------------------------------------------------
+    claim_wait_s: float = 1.0
+    """How long a claim waits for a job row another transaction holds; still held, the
+    stream entry is kept and tried again rather than dropped."""
+    claim_unannounced_after_s: float = 0.5
+    """An idle worker claims jobs QUEUED this long straight from PostgreSQL, so a lost
+    announcement costs one poll (``JETSPARK_WORKER_CLAIM_UNANNOUNCED_AFTER_S``)."""
+    busy_retries: int = 5
+    """How often an entry whose row stayed locked is tried again before it is dropped (the
+    poll above still finds the job if it is queued)."""
+
 
 class StreamSettings(BaseSettings):
     """The epoch engine of streaming jobs."""
@@ -111,6 +123,25 @@ class StreamSettings(BaseSettings):
     ``snapshot_interval_ms``: every epoch ends at a snapshot barrier)."""
     max_items_per_epoch: int = 2_000_000
     """What a source may read in one epoch at most (a backlog is worked off over several)."""
+
+
+# --- Tenants (issue 11): principals, admins and per-principal quotas ------------------------
+class TenantSettings(BaseSettings):
+    """Who tokens are and how much each may use; see docs/SECURITY.md."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_")
+
+    api_principals: CsvList = Field(default_factory=list)
+    """``JETSPARK_API_PRINCIPALS``: ``name:token`` entries, comma-separated."""
+    api_admins: CsvList = Field(default_factory=list)
+    """``JETSPARK_API_ADMINS``: principals that see and act on every principal's jobs."""
+    quota_queued_jobs: int = Field(default=100, ge=0)
+    """Jobs a principal may have QUEUED at once (submissions past it: 429); 0: no limit."""
+    quota_running_jobs: int = Field(default=4, ge=0)
+    """Jobs of a principal workers hold at once (STARTING, RUNNING, COMPLETING); the rest
+    wait QUEUED while other principals' jobs are claimed; 0: no limit."""
+    quota_sse_connections: int = Field(default=16, ge=0)
+    """Server-Sent Events connections a principal may keep open at once; 0: no limit."""
 
 
 # --- Hostile DAGs (issue 11, sec-engine): files, expression sizes, result bytes -------------

@@ -30,9 +30,12 @@ class PgEpochLog:
         fencing_token: int,
         *,
         results_cap: int,
+        principal: str,
     ) -> None:
         self.sessions, self.job_id, self.token = sessions, job_id, fencing_token
         self.results_cap = results_cap
+        self.principal = principal
+        """The job's owner: its ``initial_snapshot`` names one of this principal's."""
 
     def restore_point(self) -> SnapshotRecord | None:
         with self.sessions() as session:
@@ -41,7 +44,7 @@ class PgEpochLog:
 
     def named_snapshot(self, name: str) -> SnapshotRecord | None:
         with self.sessions() as session:
-            row = committed_named(session, name)
+            row = committed_named(session, self.principal, name)
             return None if row is None else record_of(row)
 
     def planned_ranges(self, epoch: int) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from jetspark.settings import WorkerSettings
+from jetspark.settings import TenantSettings, WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
@@ -57,6 +57,8 @@ class Worker:
         self.keys = keys
         self.engine_run = engine_run
         self.settings = settings or WorkerSettings()
+        self.max_running = TenantSettings().quota_running_jobs
+        """Jobs of one principal held at once, by all workers (``JETSPARK_QUOTA_RUNNING_JOBS``)."""
         self.id = worker_id or new_worker_id()
         self.lease = timedelta(seconds=self.settings.lease_s)
         self.held: dict[uuid.UUID, HeldJob] = {}
@@ -68,6 +70,8 @@ class Worker:
             if self.settings.metrics_enabled
             else None
         )
+        self.busy: dict[str, tuple[stream.Entry, int]] = {}
+        """Entries read while their job's row was locked, by entry id, with their tries."""
         self.stopping = threading.Event()
         self._next_heartbeat = 0.0
         self._next_reconcile = 0.0
@@ -96,8 +100,11 @@ class Worker:
         if free <= 0:
             self.stopping.wait(min(0.2, self.settings.heartbeat_s))
             return
-        for entry in self.reap(free) or self.dequeue(free):
+        entries = self.take_busy(free) or self.reap(free) or self.dequeue(free)
+        for entry in entries:
             self.claim(entry)
+        if not entries:
+            self.claim_unannounced(free)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -114,30 +121,78 @@ class Worker:
             self.client, self.keys, self.id, min_idle_ms=idle_ms, count=count
         )
 
+    def take_busy(self, count: int) -> list[stream.Entry]:
+        """Entries whose job row was locked when we tried them: they are tried again first."""
+        taken = list(self.busy.values())[:count]
+        return [entry for entry, _ in taken]
+
     def claim(self, entry: stream.Entry) -> HeldJob | None:
         """Claim in PostgreSQL (exactly one worker wins) and start performing."""
         with self.sessions() as session:
-            job = orchestration.claim(session, entry.job_id, worker=self.id, lease=self.lease)
+            try:
+                job = orchestration.claim(
+                    session,
+                    entry.job_id,
+                    worker=self.id,
+                    lease=self.lease,
+                    wait=timedelta(seconds=self.settings.claim_wait_s),
+                    max_running=self.max_running,
+                )
+            except orchestration.JobBusy:
+                self.keep_busy(entry)
+                return None
+            self.busy.pop(entry.entry_id, None)
             session.commit()
             if job is None:
                 # Not claimable now (ended, held under a live lease, or a duplicate entry):
                 # the reconciler re-announces it if it ever needs a worker again.
                 stream.ack(self.client, self.keys, [entry.entry_id])
                 return None
-            held = HeldJob(
-                job=RunnableJob(
-                    id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
-                ),
-                entry_id=entry.entry_id,
-                fencing_token=job.fencing_token,
-                control=JobControl(
-                    job_group=f"job-{job.id}",
-                    epochs=PgEpochLog(
-                        self.sessions, job.id, job.fencing_token, results_cap=RESULTS_CAP
-                    ),
-                    redis=RedisTarget.of_client(self.client, self.keys.namespace),
-                ),
+            return self.hold(job, entry.entry_id)
+
+    def keep_busy(self, entry: stream.Entry) -> None:
+        """Keep an entry whose row stayed locked (un-acked) to try again, a few times."""
+        _, tries = self.busy.pop(entry.entry_id, (entry, 0))
+        if tries < self.settings.busy_retries:
+            self.busy[entry.entry_id] = (entry, tries + 1)
+            log.info("job row busy: entry kept", job=str(entry.job_id), tries=tries + 1)
+        else:  # still queued, it is found by ``claim_unannounced`` (or re-announced)
+            stream.ack(self.client, self.keys, [entry.entry_id])
+
+    def claim_unannounced(self, count: int) -> list[HeldJob]:
+        """Claim jobs queued for a while that no announcement brought here (lost, dropped)."""
+        with self.sessions() as session:
+            jobs = orchestration.claim_queued(
+                session,
+                worker=self.id,
+                lease=self.lease,
+                older_than=timedelta(seconds=self.settings.claim_unannounced_after_s),
+                limit=count,
+                max_running=self.max_running,
             )
+            session.commit()
+            return [self.hold(job, None) for job in jobs]
+
+    def hold(self, job: Job, entry_id: str | None) -> HeldJob:
+        """Start performing a job just claimed (and committed)."""
+        held = HeldJob(
+            job=RunnableJob(
+                id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
+            ),
+            entry_id=entry_id,
+            fencing_token=job.fencing_token,
+            control=JobControl(
+                job_group=f"job-{job.id}",
+                epochs=PgEpochLog(
+                    self.sessions,
+                    job.id,
+                    job.fencing_token,
+                    results_cap=RESULTS_CAP,
+                    principal=job.principal,
+                ),
+                redis=RedisTarget.of_client(self.client, self.keys.namespace),
+            ),
+        )
         self.held[held.job.id] = held
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
         self.threads[held.job.id] = self.pool.submit(
@@ -163,7 +218,8 @@ class Worker:
                 )
                 session.commit()
             if renewed:
-                alive.append(held.entry_id)
+                if held.entry_id is not None:
+                    alive.append(held.entry_id)
             else:
                 if not held.control.cancelled.is_set():
                     log.info("lease refused: stopping job", job=str(held.job.id))
@@ -192,7 +248,8 @@ class Worker:
     def forget_finished(self) -> None:
         for job_id, held in list(self.held.items()):
             if held.done:
-                stream.ack(self.client, self.keys, [held.entry_id])
+                if held.entry_id is not None:
+                    stream.ack(self.client, self.keys, [held.entry_id])
                 del self.held[job_id]
                 self.threads.pop(job_id, None)
 

@@ -36,7 +36,8 @@ class HeldJob:
     """A job this worker holds under a lease."""
 
     job: RunnableJob
-    entry_id: str
+    entry_id: str | None
+    """Its stream entry; None when it was claimed straight from PostgreSQL."""
     fencing_token: int
     control: JobControl
     done: bool = False

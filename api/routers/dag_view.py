@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 
 from api.dag_svg import render_svg
-from api.deps import SessionDep, TokenDep
+from api.deps import PrincipalDep, SessionDep
 from api.problems import PROBLEM_RESPONSES
 from api.schemas import DagView
 from jetspark.jobs import service
@@ -28,12 +28,12 @@ SVG_MEDIA_TYPE = "image/svg+xml"
 def job_dag(
     job_id: uuid.UUID,
     session: SessionDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     format: Annotated[Literal["json", "svg"] | None, Query()] = None,
     accept: Annotated[str | None, Header(max_length=1024)] = None,
 ) -> Response:
     """The DAG as planned. ``?format=svg`` or ``Accept: image/svg+xml`` draws it."""
-    view = DagView.of(service.get_job(session, job_id))
+    view = DagView.of(service.get_job(session, job_id, principal))
     wants_svg = format == "svg" or (format is None and SVG_MEDIA_TYPE in (accept or ""))
     if wants_svg:
         return Response(render_svg(view), media_type=SVG_MEDIA_TYPE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import LimitsDep, TokenDep
+from api.deps import LimitsDep, PrincipalDep
 from api.problems import PROBLEM_RESPONSES
 from api.schemas import Diagnostic, ValidationReport
 from api.storable import require_storable
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/v1", tags=["dags"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/dags:validate", operation_id="dags-validate", response_model=ValidationReport)
-def validate_dag(spec: JobSpec, limits: LimitsDep, _token: TokenDep) -> ValidationReport:
+def validate_dag(spec: JobSpec, limits: LimitsDep, _principal: PrincipalDep) -> ValidationReport:
     """Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422."""
     require_storable(spec)  # the same 422 as submission gives
     dag = validate_job(spec, limits)

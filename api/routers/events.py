@@ -29,13 +29,15 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from api.deps import TokenDep
+from api.deps import PrincipalDep
 from api.notifications import JobChangeListener
 from api.problems import PROBLEM_RESPONSES, Problem
 from api.schemas import TransitionView
 from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
+from jetspark.tenants.principals import Principal
+from jetspark.tenants.quotas import ConnectionSlots
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -81,14 +83,15 @@ class EventCursor:
 
 
 def _history(
-    sessions: sessionmaker[Session], job_id: uuid.UUID | None, after: int
+    sessions: sessionmaker[Session], job_id: uuid.UUID | None, principal: Principal, after: int
 ) -> tuple[list[TransitionView], bool]:
-    """Transitions after ``after`` and whether the job has ended (never, for all jobs)."""
+    """Transitions after ``after`` and whether the job has ended (never, for all jobs): of
+    the principal's jobs only (an admin's: of all)."""
     with sessions() as session:
         ended = False
         if job_id is not None:
-            ended = JobStatus(service.get_job(session, job_id).status).is_terminal
-        rows = service.list_transitions(session, job_id=job_id, after=after)
+            ended = JobStatus(service.get_job(session, job_id, principal).status).is_terminal
+        rows = service.list_transitions(session, job_id=job_id, principal=principal, after=after)
         return [TransitionView.of(r) for r in rows], ended
 
 
@@ -97,9 +100,11 @@ def _last_transition_id(sessions: sessionmaker[Session]) -> int:
         return service.last_transition_id(session)
 
 
-def _ensure_exists(sessions: sessionmaker[Session], job_id: uuid.UUID) -> None:
+def _ensure_exists(
+    sessions: sessionmaker[Session], job_id: uuid.UUID, principal: Principal
+) -> None:
     with sessions() as session:
-        service.get_job(session, job_id)  # raises JobNotFound: 404
+        service.get_job(session, job_id, principal)  # raises JobNotFound: 404
 
 
 async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
@@ -110,8 +115,15 @@ async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
 class EventStream:
     """One client's view of one job (or of all jobs' statuses), from a cursor on."""
 
-    def __init__(self, request: Request, job_id: uuid.UUID | None, cursor: EventCursor) -> None:
+    def __init__(
+        self,
+        request: Request,
+        job_id: uuid.UUID | None,
+        cursor: EventCursor,
+        principal: Principal,
+    ) -> None:
         self.job_id = job_id
+        self.principal = principal
         self.cursor = cursor
         self.sessions: sessionmaker[Session] = request.app.state.sessions
         self.listener: JobChangeListener = request.app.state.listener
@@ -125,7 +137,7 @@ class EventStream:
             waiter = self.listener.waiter(self.job_id)
             try:
                 transitions, ended = await run_in_threadpool(
-                    _history, self.sessions, self.job_id, self.cursor.transition
+                    _history, self.sessions, self.job_id, self.principal, self.cursor.transition
                 )
                 for view in transitions:
                     self.cursor.transition = view.id
@@ -188,19 +200,20 @@ class EventStream:
 async def job_events(
     request: Request,
     job_id: uuid.UUID,
-    _token: TokenDep,
+    principal: PrincipalDep,
     last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
-    """Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off."""
-    if last_event_id:
-        cursor = EventCursor.parse(last_event_id)
-    else:
+    """Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off.
+    429 when the principal has its quota of open event streams."""
+    cursor = EventCursor.parse(last_event_id) if last_event_id else None
+    await run_in_threadpool(_ensure_exists, request.app.state.sessions, job_id, principal)
+    if cursor is None:
         # A new client gets the whole status history, and live ticks from now on.
-        await run_in_threadpool(_ensure_exists, request.app.state.sessions, job_id)
         keys: Keys = request.app.state.keys
         latest = await _latest_stream_id(request.app.state.aioredis, keys.job_events(job_id))
         cursor = EventCursor(0, latest)
-    return EventSourceResponse(EventStream(request, job_id, cursor).events(), ping=PING_S)
+    stream = EventStream(request, job_id, cursor, principal).events()
+    return EventSourceResponse(_counted(request, principal, stream), ping=PING_S)
 
 
 @router.get(
@@ -211,13 +224,42 @@ async def job_events(
 )
 async def all_job_events(
     request: Request,
-    _token: TokenDep,
+    principal: PrincipalDep,
     last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
-    """Every job's status changes from now on (or from ``Last-Event-ID``), for job lists."""
+    """The status changes of the principal's jobs (an admin's: every job's) from now on (or
+    from ``Last-Event-ID``), for job lists. 429 past the principal's quota of streams."""
     if last_event_id:
         cursor = EventCursor.parse(last_event_id)
     else:
         newest = await run_in_threadpool(_last_transition_id, request.app.state.sessions)
         cursor = EventCursor(newest, "0-0")
-    return EventSourceResponse(EventStream(request, None, cursor).events(), ping=PING_S)
+    stream = EventStream(request, None, cursor, principal).events()
+    return EventSourceResponse(_counted(request, principal, stream), ping=PING_S)
+
+
+def _counted(
+    request: Request, principal: Principal, events: AsyncIterator[ServerSentEvent]
+) -> AsyncIterator[ServerSentEvent]:
+    """Hold one of the principal's event-stream slots while ``events`` is being sent."""
+    slots: ConnectionSlots = request.app.state.sse_slots
+    if not slots.acquire(principal.name):
+        raise Problem(
+            429,
+            f"principal {principal.name!r} has {slots.limit} event streams open, its quota "
+            "(JETSPARK_QUOTA_SSE_CONNECTIONS)",
+            slug="quota-exceeded",
+            title="Quota exceeded",
+            headers={"Retry-After": "5"},
+        )
+    return _releasing(slots, principal.name, events)
+
+
+async def _releasing(
+    slots: ConnectionSlots, name: str, events: AsyncIterator[ServerSentEvent]
+) -> AsyncIterator[ServerSentEvent]:
+    try:
+        async for event in events:
+            yield event
+    finally:
+        slots.release(name)

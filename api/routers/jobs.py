@@ -17,9 +17,10 @@ from api.deps import (
     ApiSettingsDep,
     KeysDep,
     LimitsDep,
+    PrincipalDep,
     RedisDep,
     SessionDep,
-    TokenDep,
+    TenantSettingsDep,
     ViewCacheDep,
 )
 from api.notifications import CachedView, InFlightRead, JobViewCache
@@ -28,18 +29,20 @@ from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.jobs import service
+from jetspark.jobs.orchestration import JobNotFound
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.queue.stream import announce
+from jetspark.tenants.principals import Principal
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
 
-def _announce(session: Session, client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
-    """Tell the workers; if Redis is down the job stays QUEUED and the reconciler tells them."""
+def _announce(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+    """Tell the workers (the job's ``announced_at`` was stamped when it was queued); if Redis
+    is down the job stays QUEUED and an idle worker finds it in PostgreSQL."""
     with contextlib.suppress(redis.RedisError):
         announce(client, keys, job_id)
-        service.mark_announced(session, job_id)
 
 
 def _etag(version: int) -> str:
@@ -69,17 +72,24 @@ def submit_job(
     client: RedisDep,
     keys: KeysDep,
     limits: LimitsDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
+    tenants: TenantSettingsDep,
     idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
 ) -> JobView:
-    """Validate and queue a DAG. The same Idempotency-Key and body return the same job."""
+    """Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs."""
     require_storable(spec)
     submitted = service.submit_job(
-        session, spec=spec, limits=limits, idempotency_key=idempotency_key
+        session,
+        spec=spec,
+        limits=limits,
+        principal=principal,
+        idempotency_key=idempotency_key,
+        max_queued=tenants.quota_queued_jobs,
     )
     job = submitted.job
     if submitted.created:
-        _announce(session, client, keys, job.id)
+        _announce(client, keys, job.id)
     else:
         response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -90,30 +100,32 @@ def submit_job(
 @router.get("/jobs", operation_id="jobs-list", response_model=JobPage)
 def list_jobs(
     session: SessionDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     status: Annotated[list[JobStatus] | None, Query()] = None,
     name: Annotated[str | None, Query(max_length=256, pattern=NO_NUL)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> JobPage:
-    """Newest first, filtered by status (repeatable) and name, a page at a time."""
+    """The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time."""
     jobs, next_cursor = service.list_jobs(
-        session, statuses=status, name=name, limit=limit, cursor=cursor
+        session, principal=principal, statuses=status, name=name, limit=limit, cursor=cursor
     )
     return JobPage(items=[JobView.of(j) for j in jobs], next_cursor=next_cursor)
 
 
-def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> JobView:
+def _read_view(sessions: sessionmaker[Session], job_id: uuid.UUID) -> tuple[JobView, str]:
     with sessions() as session:
-        return JobView.of(service.get_job(session, job_id))
+        job = service.get_job(session, job_id)
+        return JobView.of(job), job.principal
 
 
 async def _load(request: Request, job_id: uuid.UUID, epoch: int) -> CachedView:
     cache: JobViewCache = request.app.state.listener.cache
-    view = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
+    view, owner = await run_in_threadpool(_read_view, request.app.state.sessions, job_id)
     body = view.model_dump_json().encode()
-    cache.put(job_id, body, view.version, epoch)
-    return CachedView(body, view.version, 0.0)
+    cache.put(job_id, body, view.version, epoch, owner)
+    return CachedView(body, view.version, 0.0, owner)
 
 
 def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object) -> None:
@@ -121,6 +133,14 @@ def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object)
         del cache.reads[job_id]
     if not read.task.cancelled():
         read.task.exception()  # retrieved: its awaiters raise it (a 404, say)
+
+
+async def _owned(request: Request, job_id: uuid.UUID, principal: Principal) -> CachedView:
+    """The job's view if ``principal`` owns it; another's job is not found (404)."""
+    view = await _current(request, job_id)
+    if not principal.owns(view.owner):
+        raise JobNotFound(job_id)
+    return view
 
 
 async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
@@ -156,13 +176,13 @@ async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) 
 async def get_job(
     request: Request,
     job_id: uuid.UUID,
-    _token: TokenDep,
+    principal: PrincipalDep,
     api_settings: ApiSettingsDep,
     wait_s: Annotated[float, Query(ge=0, le=3600)] = 0,
     if_none_match: Annotated[str | None, Header(max_length=256)] = None,
 ) -> Response:
     """A job. With ``If-None-Match`` and ``wait_s``, waits until the job changes (long-poll)."""
-    view = await _current(request, job_id)
+    view = await _owned(request, job_id, principal)
     wait = min(wait_s, api_settings.long_poll_max_s)
     if wait > 0 and _matches(if_none_match, _etag(view.version)):
         listener = request.app.state.listener
@@ -181,8 +201,11 @@ async def get_job(
     return Response(view.body, media_type="application/json", headers={"ETag": etag})
 
 
-def _act(action: str, job_id: uuid.UUID, session: Session, cache: JobViewCache) -> JobView:
-    view = JobView.of(service.request_transition(session, job_id=job_id, action=action))
+def _act(
+    action: str, job_id: uuid.UUID, session: Session, cache: JobViewCache, principal: Principal
+) -> JobView:
+    job = service.request_transition(session, job_id=job_id, action=action, principal=principal)
+    view = JobView.of(job)
     # Committed: drop our cached view now, so this client's next read sees its own write
     # even before PostgreSQL's NOTIFY comes back to the listener.
     cache.changed(job_id, view.version)
@@ -196,10 +219,10 @@ def _act(action: str, job_id: uuid.UUID, session: Session, cache: JobViewCache) 
     responses=CONFLICT,
 )
 def cancel_job(
-    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, _token: TokenDep
+    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, principal: PrincipalDep
 ) -> JobView:
     """Cancel a job; a running one stops within a heartbeat. 409 if it already ended."""
-    return _act("cancel", job_id, session, cache)
+    return _act("cancel", job_id, session, cache, principal)
 
 
 @router.post(
@@ -209,10 +232,10 @@ def cancel_job(
     responses=CONFLICT,
 )
 def suspend_job(
-    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, _token: TokenDep
+    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, principal: PrincipalDep
 ) -> JobView:
     """Suspend a queued or running job."""
-    return _act("suspend", job_id, session, cache)
+    return _act("suspend", job_id, session, cache, principal)
 
 
 @router.post(
@@ -227,11 +250,11 @@ def resume_job(
     client: RedisDep,
     keys: KeysDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
 ) -> JobView:
     """Queue a suspended job again."""
-    view = _act("resume", job_id, session, cache)
-    _announce(session, client, keys, job_id)
+    view = _act("resume", job_id, session, cache, principal)
+    _announce(client, keys, job_id)
     return view
 
 
@@ -247,11 +270,11 @@ def restart_job(
     client: RedisDep,
     keys: KeysDep,
     cache: ViewCacheDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
 ) -> JobView:
     """Stop a running job and queue it again as a new attempt."""
-    view = _act("restart", job_id, session, cache)
-    _announce(session, client, keys, job_id)
+    view = _act("restart", job_id, session, cache, principal)
+    _announce(client, keys, job_id)
     return view
 
 
@@ -260,7 +283,7 @@ def job_results(
     job_id: uuid.UUID,
     session: SessionDep,
     api_settings: ApiSettingsDep,
-    _token: TokenDep,
+    principal: PrincipalDep,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
     # At most 18 ASCII digits: every cursor fits PostgreSQL's bigint (a longer one was a 500).
     cursor: Annotated[str | None, Query(max_length=18, pattern=r"^[0-9]{1,18}$")] = None,
@@ -269,6 +292,7 @@ def job_results(
     items, last = service.list_results(
         session,
         job_id=job_id,
+        principal=principal,
         limit=min(limit, api_settings.results_page_max),
         after=int(cursor) if cursor else None,
     )

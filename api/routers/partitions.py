@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from api.deps import TokenDep
+from api.deps import PrincipalDep
 from api.problems import PROBLEM_RESPONSES, Problem
 from api.schemas import PartitionView
 from jetspark.dag.partitioning import DEFAULT_PARTITION_COUNT, canonical, partition_id
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/v1", tags=["partitions"], responses=PROBLEM_RESPONSE
 
 @router.get("/partitions", operation_id="partitions-get", response_model=PartitionView)
 def get_partition(
-    _token: TokenDep,
+    _principal: PrincipalDep,
     key: Annotated[str, Query(max_length=4096)],
     key_type: Annotated[Literal["string", "int", "json"], Query()] = "string",
     partition_count: Annotated[int, Query(ge=1, le=1_000_000)] = DEFAULT_PARTITION_COUNT,

@@ -8,7 +8,7 @@ from datetime import datetime
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from api.deps import SessionDep, TokenDep
+from api.deps import PrincipalDep, SessionDep
 from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.storable import require_storable
 from jetspark.dag.model import Name
@@ -41,13 +41,15 @@ class SnapshotList(BaseModel):
 class ExportRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
-    name: Name = Field(description="A name no other snapshot has; jobs start from it by name.")
+    name: Name = Field(
+        description="A name no other snapshot of the principal has; its jobs start from it by name."
+    )
 
 
 @router.get("/jobs/{job_id}/snapshots", operation_id="snapshots-list", response_model=SnapshotList)
-def list_snapshots(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> SnapshotList:
+def list_snapshots(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> SnapshotList:
     """The job's latest committed snapshot and every one exported from it, newest first."""
-    rows = snapshots.list_snapshots(session, job_id)
+    rows = snapshots.list_snapshots(session, job_id, principal)
     return SnapshotList(items=[SnapshotView.model_validate(snapshots.summary(r)) for r in rows])
 
 
@@ -59,11 +61,11 @@ def list_snapshots(job_id: uuid.UUID, session: SessionDep, _token: TokenDep) -> 
     responses=CONFLICT,
 )
 def export_snapshot(
-    job_id: uuid.UUID, body: ExportRequest, session: SessionDep, _token: TokenDep
+    job_id: uuid.UUID, body: ExportRequest, session: SessionDep, principal: PrincipalDep
 ) -> SnapshotView:
     """Export the job's latest committed snapshot under ``name`` (it then outlives the job);
     a new job starts from it with ``config.initial_snapshot``. 409 when the job has none yet
     or the name is taken."""
     require_storable(body.model_dump())
-    row = snapshots.export_snapshot(session, job_id, body.name)
+    row = snapshots.export_snapshot(session, job_id, body.name, principal)
     return SnapshotView.model_validate(snapshots.summary(row))

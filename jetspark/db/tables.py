@@ -25,6 +25,9 @@ from jetspark.jobs.status import JobStatus
 
 _STATUS_VALUES = ", ".join(f"'{s.value}'" for s in JobStatus)
 
+LEGACY_PRINCIPAL = "legacy"
+"""The owner of rows made before principals existed (admins see them)."""
+
 
 class Job(Base):
     """One submitted DAG and where it is in its life."""
@@ -34,10 +37,16 @@ class Job(Base):
         CheckConstraint(f"status IN ({_STATUS_VALUES})", name="status_known"),
         Index("ix_jobs_created_at_id", "created_at", "id"),
         Index("ix_jobs_status", "status"),
+        Index("ix_jobs_principal_created_at_id", "principal", "created_at", "id"),
+        Index("ix_jobs_principal_status", "principal", "status"),
+        # An Idempotency-Key is one principal's: another's replay of it makes a new job.
+        Index("ix_jobs_principal_idempotency_key", "principal", "idempotency_key", unique=True),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
     name: Mapped[str] = mapped_column(String(256))
+    principal: Mapped[str] = mapped_column(String(64), server_default=LEGACY_PRINCIPAL)
+    """Who submitted it (``jetspark.tenants.principals``): only they and admins see it."""
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED.value)
     definition: Mapped[dict[str, Any]] = mapped_column(JSONB)
     """The submitted body (name, dag, config) as accepted."""
@@ -50,7 +59,7 @@ class Job(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     version: Mapped[int] = mapped_column(Integer, default=1)
     """Grows with every change of the row; the ETag of the job view."""
-    idempotency_key: Mapped[str | None] = mapped_column(String(256), unique=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(256))
     request_fingerprint: Mapped[str | None] = mapped_column(String(64))
     error_type: Mapped[str | None] = mapped_column(String(256))
     error_message: Mapped[str | None] = mapped_column(Text)
@@ -92,6 +101,7 @@ class Snapshot(Base):
     __tablename__ = "snapshots"
     __table_args__ = (
         Index("ix_snapshots_job_id_snapshot_id", "job_id", "snapshot_id", unique=True),
+        Index("ix_snapshots_principal_name", "principal", "name", unique=True),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -99,8 +109,10 @@ class Snapshot(Base):
         UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
     )
     snapshot_id: Mapped[int] = mapped_column(BigInteger)
-    name: Mapped[str | None] = mapped_column(String(256), unique=True)
-    """Set when the snapshot is exported under a name."""
+    name: Mapped[str | None] = mapped_column(String(256))
+    """Set when the snapshot is exported under a name (unique per principal)."""
+    principal: Mapped[str | None] = mapped_column(String(64))
+    """The owner of the name: the job's principal, set on export."""
     epoch: Mapped[int] = mapped_column(BigInteger)
     source_offsets: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     stats: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)

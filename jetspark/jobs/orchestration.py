@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from psycopg.errors import LockNotAvailable
 from sqlalchemy import func, select, text, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from jetspark.db.tables import Job, JobTransition
@@ -168,17 +170,110 @@ def transition(
     return job
 
 
-def claim(session: Session, job_id: uuid.UUID, *, worker: str, lease: timedelta) -> Job | None:
+class JobBusy(OrchestrationError):
+    """Another transaction held the job's row past the claim's wait: try the entry again."""
+
+    def __init__(self, job_id: uuid.UUID) -> None:
+        super().__init__(f"job {job_id} is locked by another transaction")
+        self.job_id = job_id
+
+
+def _over_running_quota(session: Session, job: Job, max_running: int) -> bool:
+    """Does the job's principal hold ``max_running`` jobs already (this one aside)?
+
+    Claims of one principal are serialised by an advisory lock until the caller commits,
+    so two workers cannot both take its last slot."""
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"jetspark:{job.principal}"}
+    )
+    held = session.execute(
+        select(func.count())
+        .select_from(Job)
+        .where(
+            Job.principal == job.principal,
+            Job.id != job.id,
+            Job.status.in_([s.value for s in HELD_BY_WORKER]),
+            Job.lease_expires_at > now(),
+        )
+    ).scalar_one()
+    return int(held) >= max_running
+
+
+def claim(
+    session: Session,
+    job_id: uuid.UUID,
+    *,
+    worker: str,
+    lease: timedelta,
+    wait: timedelta = timedelta(seconds=1),
+    max_running: int = 0,
+) -> Job | None:
     """Take a job for ``worker`` if it is queued, or held under a lease that has expired.
 
     Exactly one caller wins: the row is locked and re-checked. Returns the claimed job (its
     ``fencing_token`` is the one the worker must write with), or None. The caller commits.
+    The claim waits up to ``wait`` for a row another transaction holds (the API queueing or
+    a user acting on it) and then raises ``JobBusy``: skipping a locked row would drop the
+    announcement of a job that a moment later is claimable.
+    ``max_running`` (0: none) is the principal's quota of held jobs: past it the job is left
+    QUEUED (an idle worker's poll or the reconciler finds it later) and the worker takes
+    other jobs, so one principal's backlog never starves another's.
     """
-    job = session.execute(
-        select(Job).where(Job.id == job_id).with_for_update(skip_locked=True)
-    ).scalar_one_or_none()
+    milliseconds = max(1, int(wait.total_seconds() * 1000))
+    session.execute(text(f"SET LOCAL lock_timeout = '{milliseconds}ms'"))
+    try:
+        job = session.execute(
+            select(Job).where(Job.id == job_id).with_for_update()
+        ).scalar_one_or_none()
+    except OperationalError as error:
+        if isinstance(error.orig, LockNotAvailable):
+            session.rollback()
+            raise JobBusy(job_id) from error
+        raise
     if job is None:
         return None
+    return _take(session, job, worker=worker, lease=lease, max_running=max_running)
+
+
+def claim_queued(
+    session: Session,
+    *,
+    worker: str,
+    lease: timedelta,
+    older_than: timedelta,
+    limit: int,
+    max_running: int = 0,
+) -> list[Job]:
+    """Claim up to ``limit`` jobs QUEUED for longer than ``older_than``, oldest first, straight
+    from PostgreSQL: the jobs whose announcement was lost or dropped. The caller commits.
+
+    Candidates are read unlocked and taken one by one (a row locked elsewhere is skipped): a
+    principal past its quota holds nothing up for the others."""
+    cutoff = func.now() - older_than  # the database's clock, as for updated_at
+    candidates = session.execute(
+        select(Job.id)
+        .where(Job.status == S.QUEUED.value, Job.updated_at <= cutoff)
+        .order_by(Job.created_at)
+        .limit(limit + 50)
+    ).scalars()
+    taken: list[Job] = []
+    for job_id in list(candidates):
+        if len(taken) >= limit:
+            break
+        job = session.execute(
+            select(Job).where(Job.id == job_id).with_for_update(skip_locked=True)
+        ).scalar_one_or_none()
+        if job is not None and (
+            claimed := _take(session, job, worker=worker, lease=lease, max_running=max_running)
+        ):
+            taken.append(claimed)
+    return taken
+
+
+def _take(
+    session: Session, job: Job, *, worker: str, lease: timedelta, max_running: int = 0
+) -> Job | None:
+    """Claim the locked ``job`` if it is queued or its holder's lease expired."""
     current = JobStatus(job.status)
     stamp = now()
     expired = (
@@ -187,6 +282,8 @@ def claim(session: Session, job_id: uuid.UUID, *, worker: str, lease: timedelta)
         and job.lease_expires_at <= stamp
     )
     if current is not S.QUEUED and not expired:
+        return None
+    if max_running and _over_running_quota(session, job, max_running):
         return None
     if expired:
         previous = job.worker

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -20,6 +20,7 @@ from jetspark.db.tables import Job, JobResult, JobTransition
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
+from jetspark.tenants.principals import LOCAL, Principal
 
 
 class IdempotencyConflict(Exception):
@@ -40,25 +41,69 @@ class Submitted:
     """False when an Idempotency-Key replay returned the job made earlier."""
 
 
+class QuotaExceeded(Exception):
+    """A principal has as much of something as its quota allows (429)."""
+
+    def __init__(self, message: str, *, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _lock_principal(session: Session, principal: str) -> None:
+    """Serialise one principal's submissions (until commit), so a quota check holds."""
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"jetspark:{principal}"}
+    )
+
+
+def count_jobs(session: Session, principal: str, statuses: list[str]) -> int:
+    return int(
+        session.execute(
+            select(func.count())
+            .select_from(Job)
+            .where(Job.principal == principal, Job.status.in_(statuses))
+        ).scalar_one()
+    )
+
+
 def submit_job(
-    session: Session, *, spec: JobSpec, limits: DagLimits, idempotency_key: str | None = None
+    session: Session,
+    *,
+    spec: JobSpec,
+    limits: DagLimits,
+    principal: Principal = LOCAL,
+    idempotency_key: str | None = None,
+    max_queued: int = 0,
 ) -> Submitted:
-    """Validate, plan and store a job as QUEUED with its first history row; commits."""
+    """Validate, plan and store a job of ``principal`` as QUEUED with its first history
+    row; commits. ``max_queued`` (0: none) bounds the principal's QUEUED jobs."""
     fingerprint = spec.fingerprint()
     if idempotency_key is not None:
-        earlier = _by_idempotency_key(session, idempotency_key, fingerprint)
+        earlier = _by_idempotency_key(session, principal.name, idempotency_key, fingerprint)
         if earlier is not None:
             return Submitted(earlier, created=False)
     dag = validate_job(spec, limits)
     if spec.config.initial_snapshot is not None:
         from jetspark.jobs.snapshots import check_initial_snapshot
 
-        check_initial_snapshot(session, spec.config.initial_snapshot, dag)
+        check_initial_snapshot(session, principal.name, spec.config.initial_snapshot, dag)
+    if max_queued:
+        _lock_principal(session, principal.name)
+        if count_jobs(session, principal.name, [JobStatus.QUEUED.value]) >= max_queued:
+            session.rollback()
+            raise QuotaExceeded(
+                f"principal {principal.name!r} has {max_queued} queued jobs, its quota "
+                "(JETSPARK_QUOTA_QUEUED_JOBS); submit again when some have started"
+            )
     job = Job(
         name=spec.name,
+        principal=principal.name,
         definition=spec.as_json(),
         plan=build_plan(dag).model_dump(mode="json"),
         status=JobStatus.QUEUED.value,
+        # Stamped here, not by a later UPDATE: that one held the row while a worker that had
+        # just read the announcement tried to claim it.
+        announced_at=orchestration.now(),
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint,
     )
@@ -71,30 +116,29 @@ def submit_job(
         session.rollback()
         if idempotency_key is None:
             raise
-        earlier = _by_idempotency_key(session, idempotency_key, fingerprint)
+        earlier = _by_idempotency_key(session, principal.name, idempotency_key, fingerprint)
         if earlier is None:
             raise
         return Submitted(earlier, created=False)
     return Submitted(job, created=True)
 
 
-def _by_idempotency_key(session: Session, key: str, fingerprint: str) -> Job | None:
-    job = session.execute(select(Job).where(Job.idempotency_key == key)).scalar_one_or_none()
+def _by_idempotency_key(session: Session, principal: str, key: str, fingerprint: str) -> Job | None:
+    """The principal's own job under ``key``: keys are per principal, so replaying another
+    principal's key makes a job of one's own and never returns theirs."""
+    job = session.execute(
+        select(Job).where(Job.principal == principal, Job.idempotency_key == key)
+    ).scalar_one_or_none()
     if job is not None and job.request_fingerprint != fingerprint:
         raise IdempotencyConflict(key)
     return job
 
 
-def mark_announced(session: Session, job_id: uuid.UUID) -> None:
+def get_job(session: Session, job_id: uuid.UUID, principal: Principal | None = None) -> Job:
+    """The job, if it exists and ``principal`` (when given) owns it: another principal's job
+    is "not found" (404), so its existence is not told either."""
     job = session.get(Job, job_id)
-    if job is not None:
-        job.announced_at = orchestration.now()
-        session.commit()
-
-
-def get_job(session: Session, job_id: uuid.UUID) -> Job:
-    job = session.get(Job, job_id)
-    if job is None:
+    if job is None or (principal is not None and not principal.owns(job.principal)):
         raise orchestration.JobNotFound(job_id)
     return job
 
@@ -133,6 +177,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
 def list_jobs(
     session: Session,
     *,
+    principal: Principal,
     statuses: list[JobStatus] | None = None,
     name: str | None = None,
     limit: int = 50,
@@ -140,6 +185,8 @@ def list_jobs(
 ) -> tuple[list[Job], str | None]:
     """Newest first; returns the page and the cursor of the next page (None at the end)."""
     query = select(Job)
+    if not principal.admin:
+        query = query.where(Job.principal == principal.name)
     if statuses:
         query = query.where(Job.status.in_([s.value for s in statuses]))
     if name:
@@ -165,21 +212,33 @@ USER_ACTIONS: dict[str, JobStatus] = {
 }
 
 
-def request_transition(session: Session, *, job_id: uuid.UUID, action: str) -> Job:
+def request_transition(
+    session: Session, *, job_id: uuid.UUID, action: str, principal: Principal = LOCAL
+) -> Job:
     """A user's cancel/suspend/resume/restart; commits. Restart goes on to QUEUED at once."""
     target = USER_ACTIONS[action]
-    job = orchestration.transition(session, job_id, target, cause=f"{action} requested")
+    get_job(session, job_id, principal)
+    stamp = orchestration.now()  # announced_at: the caller announces after the commit
+    job = orchestration.transition(
+        session,
+        job_id,
+        target,
+        cause=f"{action} requested",
+        announced_at=stamp if target is JobStatus.QUEUED else None,
+    )
     if target is JobStatus.RESTARTING:
-        job = orchestration.transition(session, job_id, JobStatus.QUEUED, cause="restarting")
+        job = orchestration.transition(
+            session, job_id, JobStatus.QUEUED, cause="restarting", announced_at=stamp
+        )
     session.commit()
     return job
 
 
 def list_results(
-    session: Session, *, job_id: uuid.UUID, limit: int, after: int | None
+    session: Session, *, job_id: uuid.UUID, principal: Principal, limit: int, after: int | None
 ) -> tuple[list[dict[str, Any]], int | None]:
     """``sink.results`` records in order; the cursor is the last seq returned."""
-    get_job(session, job_id)
+    get_job(session, job_id, principal)
     query = select(JobResult.seq, JobResult.item).where(JobResult.job_id == job_id)
     if after is not None:
         query = query.where(JobResult.seq > after)
@@ -190,12 +249,22 @@ def list_results(
 
 
 def list_transitions(
-    session: Session, *, job_id: uuid.UUID | None, after: int = 0, limit: int = 500
+    session: Session,
+    *,
+    job_id: uuid.UUID | None,
+    principal: Principal | None = None,
+    after: int = 0,
+    limit: int = 500,
 ) -> list[JobTransition]:
-    """Status history after transition id ``after``, oldest first: one job's, or all jobs'."""
+    """Status history after transition id ``after``, oldest first: one job's, or all jobs'
+    (of ``principal``, when given and not an admin)."""
     query = select(JobTransition).where(JobTransition.id > after)
     if job_id is not None:
         query = query.where(JobTransition.job_id == job_id)
+    if principal is not None and not principal.admin:
+        query = query.join(Job, Job.id == JobTransition.job_id).where(
+            Job.principal == principal.name
+        )
     return list(session.execute(query.order_by(JobTransition.id).limit(limit)).scalars())
 
 

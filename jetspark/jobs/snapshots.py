@@ -13,6 +13,7 @@ from jetspark.dag.snapshots import incompatibilities
 from jetspark.dag.validate import ValidatedDag
 from jetspark.db.tables import Snapshot
 from jetspark.jobs.service import get_job
+from jetspark.tenants.principals import LOCAL, Principal
 
 
 class SnapshotConflict(Exception):
@@ -48,16 +49,21 @@ def latest_committed(
     return session.execute(query.with_for_update() if for_update else query).scalar_one_or_none()
 
 
-def committed_named(session: Session, name: str) -> Snapshot | None:
-    """The committed snapshot exported under ``name``."""
+def committed_named(session: Session, principal: str, name: str) -> Snapshot | None:
+    """The committed snapshot ``principal`` exported under ``name`` (names are per
+    principal: another's snapshot of that name is not found)."""
     return session.execute(
-        select(Snapshot).where(Snapshot.name == name, Snapshot.committed_at.is_not(None))
+        select(Snapshot).where(
+            Snapshot.principal == principal,
+            Snapshot.name == name,
+            Snapshot.committed_at.is_not(None),
+        )
     ).scalar_one_or_none()
 
 
-def list_snapshots(session: Session, job_id: uuid.UUID) -> list[Snapshot]:
+def list_snapshots(session: Session, job_id: uuid.UUID, principal: Principal) -> list[Snapshot]:
     """The job's committed snapshots (its latest and every exported one), newest first."""
-    get_job(session, job_id)
+    get_job(session, job_id, principal)
     rows = session.execute(
         select(Snapshot)
         .where(Snapshot.job_id == job_id, Snapshot.committed_at.is_not(None))
@@ -66,9 +72,12 @@ def list_snapshots(session: Session, job_id: uuid.UUID) -> list[Snapshot]:
     return list(rows.scalars())
 
 
-def export_snapshot(session: Session, job_id: uuid.UUID, name: str) -> Snapshot:
-    """Name the job's latest committed snapshot, so it outlives the job; commits."""
-    get_job(session, job_id)
+def export_snapshot(
+    session: Session, job_id: uuid.UUID, name: str, principal: Principal = LOCAL
+) -> Snapshot:
+    """Name the job's latest committed snapshot, so it outlives the job; commits. The name
+    belongs to the job's principal."""
+    job = get_job(session, job_id, principal)
     latest = latest_committed(session, job_id, for_update=True)
     if latest is None:
         raise SnapshotConflict(
@@ -80,6 +89,7 @@ def export_snapshot(session: Session, job_id: uuid.UUID, name: str) -> Snapshot:
             f"the latest snapshot of job {job_id} is already exported as {latest.name!r}"
         )
     latest.name = name
+    latest.principal = job.principal
     try:
         session.commit()
     except IntegrityError:
@@ -88,9 +98,10 @@ def export_snapshot(session: Session, job_id: uuid.UUID, name: str) -> Snapshot:
     return latest
 
 
-def check_initial_snapshot(session: Session, name: str, dag: ValidatedDag) -> None:
-    """Refuse (SnapshotConflict) a DAG that cannot start from the named snapshot."""
-    row = committed_named(session, name)
+def check_initial_snapshot(session: Session, principal: str, name: str, dag: ValidatedDag) -> None:
+    """Refuse (SnapshotConflict) a DAG that cannot start from ``principal``'s named
+    snapshot."""
+    row = committed_named(session, principal, name)
     if row is None:
         raise SnapshotConflict(f"no exported snapshot is named {name!r}")
     problems = incompatibilities(dag, row.source_offsets or {}, row.stats or {})

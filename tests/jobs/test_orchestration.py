@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from jetspark.db.tables import Job, JobTransition
@@ -16,6 +16,7 @@ from jetspark.jobs.orchestration import (
     ALLOWED,
     CHANNEL,
     IllegalTransition,
+    JobBusy,
     JobNotFound,
     StaleFencingToken,
 )
@@ -132,3 +133,57 @@ def test_a_transition_notifies_listeners_when_it_commits(
         db_session.commit()
         (note,) = listener.notifies(timeout=5, stop_after=1)
     assert note.payload == f"{job.id}:{job.version}:CANCELLED"
+
+
+def test_a_claim_waits_for_a_locked_row_then_says_busy(db_engine: Engine) -> None:
+    with Session(db_engine) as holder, Session(db_engine) as claimer:
+        job = new_job(holder)
+        orchestration.load_for_update(holder, job.id)  # the API or a user writing the row
+        with pytest.raises(JobBusy):
+            orchestration.claim(
+                claimer, job.id, worker="w", lease=LEASE, wait=timedelta(milliseconds=50)
+            )
+        holder.commit()
+        assert orchestration.claim(claimer, job.id, worker="w", lease=LEASE) is not None
+        claimer.commit()
+
+
+def test_claim_queued_takes_only_jobs_queued_long_enough(db_session: Session) -> None:
+    job = new_job(db_session)
+    db_session.execute(
+        update(Job).where(Job.id == job.id).values(updated_at=func.now() - timedelta(hours=1))
+    )
+    db_session.commit()
+    fresh = new_job(db_session)
+    taken = orchestration.claim_queued(
+        db_session, worker="w", lease=LEASE, older_than=timedelta(minutes=30), limit=100
+    )
+    db_session.commit()
+    assert job.id in {t.id for t in taken} and fresh.id not in {t.id for t in taken}
+    assert db_session.get(Job, fresh.id).status == "QUEUED"  # type: ignore[union-attr]
+
+
+def test_a_principal_past_its_running_quota_waits_while_others_are_claimed(
+    db_session: Session,
+) -> None:
+    greedy, other = f"greedy-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:6]}"
+    jobs = []
+    for owner in (greedy, greedy, greedy, other):
+        job = Job(name="t", definition={"name": "t"}, principal=owner)
+        db_session.add(job)
+        orchestration.record_creation(db_session, job)
+        db_session.commit()
+        jobs.append(job.id)
+    claimed = []
+    for job_id in jobs:
+        taken = orchestration.claim(db_session, job_id, worker="w", lease=LEASE, max_running=2)
+        db_session.commit()
+        claimed.append(taken is not None)
+    assert claimed == [True, True, False, True]
+    db_session.expire_all()
+    assert db_session.get(Job, jobs[2]).status == JobStatus.QUEUED.value  # type: ignore[union-attr]
+    # Once one of greedy's jobs ends, the waiting one is claimed.
+    orchestration.transition(db_session, jobs[0], JobStatus.CANCELLED, cause="test")
+    db_session.commit()
+    assert orchestration.claim(db_session, jobs[2], worker="w", lease=LEASE, max_running=2)
+    db_session.commit()

@@ -173,8 +173,6 @@ def test_reconciler_reannounces_what_redis_lost(
     keys: Keys,
 ) -> None:
     job_id = submit(word_count_body())
-    with sessions() as session:
-        service.mark_announced(session, job_id)
     redis_client.delete(keys.jobs_stream)  # Redis restarted empty
     worker = make_worker("w-reconcile")
     worker.settings.reannounce_after_s = 0

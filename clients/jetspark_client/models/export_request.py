@@ -22,7 +22,7 @@ T = TypeVar("T", bound="ExportRequest")
 class ExportRequest:
     """ 
         Attributes:
-            name (str): A name no other snapshot has; jobs start from it by name.
+            name (str): A name no other snapshot of the principal has; its jobs start from it by name.
      """
 
     name: str

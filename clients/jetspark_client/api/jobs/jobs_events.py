@@ -107,6 +107,7 @@ def sync_detailed(
     """ Job Events
 
      Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off.
+    429 when the principal has its quota of open event streams.
 
     Args:
         job_id (UUID):
@@ -143,6 +144,7 @@ def sync(
     """ Job Events
 
      Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off.
+    429 when the principal has its quota of open event streams.
 
     Args:
         job_id (UUID):
@@ -174,6 +176,7 @@ async def asyncio_detailed(
     """ Job Events
 
      Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off.
+    429 when the principal has its quota of open event streams.
 
     Args:
         job_id (UUID):
@@ -210,6 +213,7 @@ async def asyncio(
     """ Job Events
 
      Follow a job live. Reconnect with ``Last-Event-ID`` to resume where you left off.
+    429 when the principal has its quota of open event streams.
 
     Args:
         job_id (UUID):

@@ -103,7 +103,8 @@ def sync_detailed(
 ) -> Response[ProblemDetail | str]:
     """ All Job Events
 
-     Every job's status changes from now on (or from ``Last-Event-ID``), for job lists.
+     The status changes of the principal's jobs (an admin's: every job's) from now on (or
+    from ``Last-Event-ID``), for job lists. 429 past the principal's quota of streams.
 
     Args:
         last_event_id (None | str | Unset):
@@ -136,7 +137,8 @@ def sync(
 ) -> ProblemDetail | str | None:
     """ All Job Events
 
-     Every job's status changes from now on (or from ``Last-Event-ID``), for job lists.
+     The status changes of the principal's jobs (an admin's: every job's) from now on (or
+    from ``Last-Event-ID``), for job lists. 429 past the principal's quota of streams.
 
     Args:
         last_event_id (None | str | Unset):
@@ -164,7 +166,8 @@ async def asyncio_detailed(
 ) -> Response[ProblemDetail | str]:
     """ All Job Events
 
-     Every job's status changes from now on (or from ``Last-Event-ID``), for job lists.
+     The status changes of the principal's jobs (an admin's: every job's) from now on (or
+    from ``Last-Event-ID``), for job lists. 429 past the principal's quota of streams.
 
     Args:
         last_event_id (None | str | Unset):
@@ -197,7 +200,8 @@ async def asyncio(
 ) -> ProblemDetail | str | None:
     """ All Job Events
 
-     Every job's status changes from now on (or from ``Last-Event-ID``), for job lists.
+     The status changes of the principal's jobs (an admin's: every job's) from now on (or
+    from ``Last-Event-ID``), for job lists. 429 past the principal's quota of streams.
 
     Args:
         last_event_id (None | str | Unset):

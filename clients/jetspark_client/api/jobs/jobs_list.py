@@ -144,7 +144,8 @@ def sync_detailed(
 ) -> Response[JobPage | ProblemDetail]:
     """ List Jobs
 
-     Newest first, filtered by status (repeatable) and name, a page at a time.
+     The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time.
 
     Args:
         status (list[JobStatus] | None | Unset):
@@ -186,7 +187,8 @@ def sync(
 ) -> JobPage | ProblemDetail | None:
     """ List Jobs
 
-     Newest first, filtered by status (repeatable) and name, a page at a time.
+     The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time.
 
     Args:
         status (list[JobStatus] | None | Unset):
@@ -223,7 +225,8 @@ async def asyncio_detailed(
 ) -> Response[JobPage | ProblemDetail]:
     """ List Jobs
 
-     Newest first, filtered by status (repeatable) and name, a page at a time.
+     The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time.
 
     Args:
         status (list[JobStatus] | None | Unset):
@@ -265,7 +268,8 @@ async def asyncio(
 ) -> JobPage | ProblemDetail | None:
     """ List Jobs
 
-     Newest first, filtered by status (repeatable) and name, a page at a time.
+     The principal's jobs (an admin's: everyone's), newest first, filtered by status
+    (repeatable) and name, a page at a time.
 
     Args:
         status (list[JobStatus] | None | Unset):

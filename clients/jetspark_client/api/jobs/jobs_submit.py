@@ -127,7 +127,8 @@ def sync_detailed(
 ) -> Response[JobView | ProblemDetail]:
     """ Submit Job
 
-     Validate and queue a DAG. The same Idempotency-Key and body return the same job.
+     Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -163,7 +164,8 @@ def sync(
 ) -> JobView | ProblemDetail | None:
     """ Submit Job
 
-     Validate and queue a DAG. The same Idempotency-Key and body return the same job.
+     Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -194,7 +196,8 @@ async def asyncio_detailed(
 ) -> Response[JobView | ProblemDetail]:
     """ Submit Job
 
-     Validate and queue a DAG. The same Idempotency-Key and body return the same job.
+     Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -230,7 +233,8 @@ async def asyncio(
 ) -> JobView | ProblemDetail | None:
     """ Submit Job
 
-     Validate and queue a DAG. The same Idempotency-Key and body return the same job.
+     Validate and queue a DAG. The same Idempotency-Key and body return the same job
+    (keys are per principal). 429 when the principal has its quota of queued jobs.
 
     Args:
         idempotency_key (None | str | Unset):
