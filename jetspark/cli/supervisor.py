@@ -39,6 +39,8 @@ class Child:
     log_start: int = 0
     """Where this run's output begins in ``log`` (earlier runs' output comes before)."""
     argv: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    """Its own environment, when not the shared one (kept for a restart)."""
 
     @property
     def pid(self) -> int:
@@ -80,7 +82,8 @@ class Supervisor:
         self.logs = logs
         self.children: list[Child] = []
 
-    def start(self, name: str, argv: list[str]) -> Child:
+    def start(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> Child:
+        """Start ``argv`` as ``name``, with ``env`` instead of the shared environment if given."""
         self.logs.mkdir(parents=True, exist_ok=True)
         log = self.logs / f"{name}.log"
         with log.open("ab") as out:
@@ -89,13 +92,20 @@ class Supervisor:
             log_start = out.tell()
             process = subprocess.Popen(
                 argv,
-                env=self.env,
+                env=dict(env) if env is not None else self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        child = Child(name=name, process=process, log=log, log_start=log_start, argv=argv)
+        child = Child(
+            name=name,
+            process=process,
+            log=log,
+            log_start=log_start,
+            argv=argv,
+            env=dict(env) if env is not None else None,
+        )
         self.children.append(child)
         return child
 
@@ -104,7 +114,7 @@ class Supervisor:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)  # what it left behind (a worker's JVM)
         self.children.remove(child)
-        return self.start(child.name, child.argv)
+        return self.start(child.name, child.argv, child.env)
 
     def first_exited(self) -> Child | None:
         """A child that has exited (reaping it), or None while all run."""
