@@ -142,3 +142,83 @@ class TenantSettings(BaseSettings):
     wait QUEUED while other principals' jobs are claimed; 0: no limit."""
     quota_sse_connections: int = Field(default=16, ge=0)
     """Server-Sent Events connections a principal may keep open at once; 0: no limit."""
+
+
+# --- Hostile DAGs (issue 11, sec-engine): files, expression sizes, result bytes -------------
+
+
+class DataSettings(BaseSettings):
+    """Where ``source.files`` may read and ``sink.files`` may write (``JETSPARK_DATA_ROOTS``).
+
+    Every path must resolve (symlinks, ``..``) under one of ``roots``; an empty list means
+    ``<home>/data``. A URI scheme other than ``file`` is allowed only when listed in
+    ``schemes`` and a root with that scheme (``s3a://bucket/prefix``) is listed too.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_DATA_")
+
+    roots: CsvList = Field(default_factory=list)
+    schemes: CsvList = Field(default_factory=lambda: ["file"])
+
+    def root_list(self) -> list[str]:
+        """The roots, the default one when none is set."""
+        return list(self.roots) or [str(HomeSettings().home.expanduser().resolve() / "data")]
+
+
+class ExpressionLimits(BaseSettings):
+    """How big one expression may make a value (``JETSPARK_EXPRESSION_MAX_SIZE``): the
+    characters of ``repeat``/``space``/``lpad``/``rpad``, the elements of ``array_repeat``
+    and ``sequence``. Literal sizes are refused at validation, others fail the job at run
+    time."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_EXPRESSION_")
+
+    max_size: int = Field(default=1_000_000, ge=1)
+
+
+class ResultLimits(BaseSettings):
+    """Bytes ``sink.results`` keeps (``JETSPARK_RESULTS_MAX_ITEM_BYTES``, ``..._JOB_BYTES``):
+    an item over the first, or a job's results over the second, fails the job."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RESULTS_")
+
+    max_item_bytes: int = Field(default=64 * 1024, ge=1)
+    max_job_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
+
+
+# --- Fault tolerance (issue 12): retries, timeouts, graceful stops --------------------------
+
+
+class RetrySettings(BaseSettings):
+    """The backoff every loop waits out an outage with (``jetspark.retry``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RETRY_")
+
+    initial_s: float = 0.1
+    """First wait; doubles per failed attempt, with full jitter."""
+    max_s: float = 3.0
+    """Longest wait between two attempts: well under a lease, so a worker back from an
+    outage renews its leases before they run out."""
+    api_retry_after_s: int = 2
+    """``Retry-After`` of the API's 503 answers while PostgreSQL or Redis is down."""
+
+
+class SupervisorSettings(BaseSettings):
+    """``jetspark up`` as a supervisor (``JETSPARK_SUPERVISOR_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SUPERVISOR_")
+
+    state_file: Path | None = None
+    """Where ``up`` keeps its restart counts; set by ``up`` for the API's ``/metrics``."""
+    max_deaths: int = 5
+    """A child dying this often within ``window_s`` stops the stack."""
+    window_s: float = 60.0
+
+
+class ShutdownSettings(BaseSettings):
+    """What a worker does on SIGTERM (``JETSPARK_SHUTDOWN_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SHUTDOWN_")
+
+    grace_s: float = 30.0
+    """How long a batch job in flight may run on after SIGTERM before it is handed over."""
