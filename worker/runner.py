@@ -21,6 +21,7 @@ from jetspark.jobs.status import JobStatus
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
 from worker.live_metrics import JobReporter, MetricsReporting
+from worker.timings import spark_jobs, stamp
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -66,9 +67,10 @@ def perform(
     reporter = _start_reporting(metrics, held, context)
     try:
         _write(sessions, job_id, JobStatus.RUNNING, token, worker, "running")
+        held.control.timings["running"] = stamp()
         outcome = engine_run(spark, held.job, held.control)
         final = _final(reporter, outcome.vertex_counts)
-        _complete(sessions, job_id, token, worker, outcome, final)
+        _complete(sessions, job_id, token, worker, outcome, final, _timings(held, context))
         held.outcome_status = JobStatus.COMPLETED
         bind.info("job completed", items_out=outcome.items_out)
     except OrchestrationError as refused:
@@ -78,7 +80,7 @@ def perform(
             bind.info("job stopped", reason="cancelled, suspended or lease lost")
         else:
             bind.warning("job failed", error=f"{type(error).__name__}: {error}")
-            _fail(sessions, job_id, token, worker, error, _final(reporter))
+            _fail(sessions, job_id, token, worker, error, _final(reporter), _timings(held, context))
             held.outcome_status = JobStatus.FAILED
     finally:
         if reporter is not None:
@@ -112,6 +114,13 @@ def _final(
     except Exception as error:
         log.warning("final metrics lost", job=str(reporter.job.id), error=str(error))
         return None
+
+
+def _timings(held: HeldJob, context: SparkContext) -> dict[str, Any]:
+    """The run's timings so far, with the Spark jobs it ran."""
+    timings = held.control.timings
+    since = timings.get("claimed")
+    return {**timings, "spark_jobs": spark_jobs(context, held.control.job_group, since)}
 
 
 def _keep_if_cancelled(
@@ -151,9 +160,10 @@ def _complete(
     worker: str,
     outcome: JobOutcome,
     metrics: dict[str, Any] | None,
+    timings: dict[str, Any],
 ) -> None:
     with sessions() as session:
-        orchestration.transition(
+        job = orchestration.transition(
             session,
             job_id,
             JobStatus.COMPLETED,
@@ -173,6 +183,8 @@ def _complete(
             for item in items:
                 session.add(JobResult(job_id=job_id, seq=seq, vertex=vertex, item=item))
                 seq += 1
+        session.flush()
+        job.timings = {**timings, "results_written": stamp(), "finished": stamp()}
         session.commit()
 
 
@@ -183,6 +195,7 @@ def _fail(
     worker: str,
     error: Exception,
     metrics: dict[str, Any] | None,
+    timings: dict[str, Any],
 ) -> None:
     try:
         _write(
@@ -195,6 +208,7 @@ def _fail(
             error_type=getattr(error, "error_type", type(error).__name__),
             error_message=str(error)[:4000],
             metrics=metrics,
+            timings={**timings, "finished": stamp()},
         )
     except OrchestrationError as refused:
         log.info("failure not recorded: job no longer ours", job=str(job_id), reason=str(refused))
