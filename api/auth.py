@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.utils import get_authorization_scheme_param
 
 from api.problems import Problem
 from jetspark.tenants.principals import Principal, PrincipalDirectory
@@ -19,11 +20,9 @@ CHALLENGE = {"WWW-Authenticate": 'Bearer realm="jetspark"'}
 
 def bearer_token(authorization: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` value (the scheme in any case),
-    as FastAPI's ``HTTPBearer`` reads it."""
-    if not authorization:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip()
+    exactly as FastAPI's ``HTTPBearer`` reads it, so the rate limit and the routes agree on
+    who a request is."""
+    scheme, token = get_authorization_scheme_param(authorization)
     return token if scheme.lower() == "bearer" and token else None
 
 

@@ -99,8 +99,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+UNLIMITED = {
+    "JETSPARK_API_RATE_LIMIT_PER_S": "0",
+    "JETSPARK_QUOTA_QUEUED_JOBS": "0",
+    "JETSPARK_QUOTA_RUNNING_JOBS": "0",
+    "JETSPARK_QUOTA_SSE_CONNECTIONS": "0",
+}
+"""Benches load the server from one token: its per-principal limits would be measured
+instead (``extra_env`` sets them back where a bench measures a limit)."""
+
+
 @contextmanager
-def running_stack(*, workers: int = 1, deadline_s: float = 180.0) -> Iterator[RunningStack]:
+def running_stack(
+    *, workers: int = 1, deadline_s: float = 180.0, extra_env: dict[str, str] | None = None
+) -> Iterator[RunningStack]:
     """``jetspark up`` with embedded PostgreSQL and Redis in a temporary home."""
     token = secrets.token_urlsafe(16)
     port = free_port()
@@ -111,6 +123,7 @@ def running_stack(*, workers: int = 1, deadline_s: float = 180.0) -> Iterator[Ru
             if key not in {"JETSPARK_DATABASE_URL", "JETSPARK_REDIS_URL"}
         }
         env |= {"JETSPARK_HOME": str(Path(home) / ".jetspark"), "JETSPARK_API_TOKENS": token}
+        env |= UNLIMITED | (extra_env or {})
         jetspark = Path(sys.executable).with_name("jetspark")
         started = time.perf_counter()
         process = subprocess.Popen(
@@ -164,7 +177,9 @@ def _wait_ready(
 
 
 @contextmanager
-def direct_stack(*, api_workers: int = 1, deadline_s: float = 120.0) -> Iterator[RunningStack]:
+def direct_stack(
+    *, api_workers: int = 1, deadline_s: float = 120.0, extra_env: dict[str, str] | None = None
+) -> Iterator[RunningStack]:
     """The API alone under uvicorn, without ``jetspark up`` (and without workers).
 
     PostgreSQL and Redis come from ``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` when set,
@@ -200,6 +215,7 @@ def direct_stack(*, api_workers: int = 1, deadline_s: float = 120.0) -> Iterator
                 "JETSPARK_REDIS_NAMESPACE": name,
                 "JETSPARK_API_TOKENS": token,
             }
+            env |= UNLIMITED | (extra_env or {})
             started = time.perf_counter()
             process = subprocess.Popen(
                 [
