@@ -142,3 +142,45 @@ class TenantSettings(BaseSettings):
     wait QUEUED while other principals' jobs are claimed; 0: no limit."""
     quota_sse_connections: int = Field(default=16, ge=0)
     """Server-Sent Events connections a principal may keep open at once; 0: no limit."""
+
+
+# --- Hostile DAGs (issue 11, sec-engine): files, expression sizes, result bytes -------------
+
+
+class DataSettings(BaseSettings):
+    """Where ``source.files`` may read and ``sink.files`` may write (``JETSPARK_DATA_ROOTS``).
+
+    Every path must resolve (symlinks, ``..``) under one of ``roots``; an empty list means
+    ``<home>/data``. A URI scheme other than ``file`` is allowed only when listed in
+    ``schemes`` and a root with that scheme (``s3a://bucket/prefix``) is listed too.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_DATA_")
+
+    roots: CsvList = Field(default_factory=list)
+    schemes: CsvList = Field(default_factory=lambda: ["file"])
+
+    def root_list(self) -> list[str]:
+        """The roots, the default one when none is set."""
+        return list(self.roots) or [str(HomeSettings().home.expanduser().resolve() / "data")]
+
+
+class ExpressionLimits(BaseSettings):
+    """How big one expression may make a value (``JETSPARK_EXPRESSION_MAX_SIZE``): the
+    characters of ``repeat``/``space``/``lpad``/``rpad``, the elements of ``array_repeat``
+    and ``sequence``. Literal sizes are refused at validation, others fail the job at run
+    time."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_EXPRESSION_")
+
+    max_size: int = Field(default=1_000_000, ge=1)
+
+
+class ResultLimits(BaseSettings):
+    """Bytes ``sink.results`` keeps (``JETSPARK_RESULTS_MAX_ITEM_BYTES``, ``..._JOB_BYTES``):
+    an item over the first, or a job's results over the second, fails the job."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RESULTS_")
+
+    max_item_bytes: int = Field(default=64 * 1024, ge=1)
+    max_job_bytes: int = Field(default=16 * 1024 * 1024, ge=1)

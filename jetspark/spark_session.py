@@ -37,6 +37,8 @@ def build_spark_session(
         # A routed frame is hash-partitioned on the processor slot alone; joins on
         # (slot, key) must not reshuffle it (processor g joins what it received).
         .config("spark.sql.requireAllClusterKeysForCoPartition", "false")
+        # ${env:...} / ${system:...} in a user expression would read the worker's secrets.
+        .config("spark.sql.variable.substitute", "false")
     )
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# Tests read and write files in their tmp_path: the temporary directory is their data root.
+os.environ.setdefault("JETSPARK_DATA_ROOTS", tempfile.gettempdir())
 
 RUN_ID = uuid.uuid4().hex[:10]
 

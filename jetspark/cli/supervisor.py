@@ -77,7 +77,8 @@ class Supervisor:
         self.logs = logs
         self.children: list[Child] = []
 
-    def start(self, name: str, argv: list[str]) -> Child:
+    def start(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> Child:
+        """Start ``argv`` as ``name``, with ``env`` instead of the shared environment if given."""
         self.logs.mkdir(parents=True, exist_ok=True)
         log = self.logs / f"{name}.log"
         with log.open("ab") as out:
@@ -86,7 +87,7 @@ class Supervisor:
             log_start = out.tell()
             process = subprocess.Popen(
                 argv,
-                env=self.env,
+                env=dict(env) if env is not None else self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -149,16 +150,17 @@ def up(
             _migrate(services.database_url)
             configured_tokens = ApiSettings().tokens
             token = None if configured_tokens else ensure_token(home)
-            env = dict(os.environ) | {
+            env = worker_env(os.environ) | {
                 "JETSPARK_DATABASE_URL": services.database_url,
                 "JETSPARK_REDIS_URL": services.redis_url,
-                "JETSPARK_API_TOKENS": ",".join(configured_tokens) if token is None else token,
                 "PYSPARK_PYTHON": sys.executable,
                 "SPARK_LOCAL_IP": "127.0.0.1",
             }
+            tokens = ",".join(configured_tokens) if token is None else token
             supervisor = Supervisor(env=env, logs=home / "logs")
             _say(f"starting the API and {workers} worker(s)")
-            supervisor.start("api", _child_argv("api", "--host", host, "--port", str(port)))
+            api_argv = _child_argv("api", "--host", host, "--port", str(port))
+            supervisor.start("api", api_argv, env=env | {"JETSPARK_API_TOKENS": tokens})
             for number in range(1, workers + 1):
                 supervisor.start(f"worker-{number}", _child_argv("worker"))
             base_url = f"http://{_url_host(host)}:{port}"
@@ -184,6 +186,15 @@ def up(
     _say("stopped")
     if code:
         raise typer.Exit(code)
+
+
+WORKER_SECRETS = ("JETSPARK_API_TOKENS", "JETSPARK_TOKEN")
+"""What only the API (or the CLI) needs: a worker runs hostile DAGs and never gets them."""
+
+
+def worker_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the API's secrets: what every child but the API starts with."""
+    return {name: value for name, value in environ.items() if name not in WORKER_SECRETS}
 
 
 def _reap_stopped_servers(deadline_s: float = 10.0) -> None:

@@ -1,10 +1,15 @@
 """The expression allow-list: Spark SQL scalar expressions, parsed with sqlglot's Spark dialect.
 
 Only functions named here may be called; ``reflect``, ``java_method`` and anything unknown are
-refused by name. Statements, subqueries and table references are refused too.
+refused by name. Statements, subqueries and table references are refused too. The worker
+checks the tree Spark's own parser makes of the same text against these same names
+(``worker.engine.expressions``): what runs is what was checked. Text that parsers may read
+differently (comments, ``${`` substitutions) is refused before either parser sees it.
 """
 
 from __future__ import annotations
+
+import re
 
 import sqlglot
 from sqlglot import exp
@@ -37,6 +42,44 @@ SCALAR_FUNCTIONS = frozenset(
     """.split()
 )
 
+HIGHER_ORDER_FUNCTIONS = frozenset(
+    """
+    transform filter exists forall aggregate reduce zip_with map_filter map_zip_with
+    transform_keys transform_values
+    """.split()
+)
+"""Functions taking lambdas; a lambda's body is checked against the same allow-list."""
+
+SIZE_ARGUMENT = {"repeat": 1, "space": 0, "lpad": 1, "rpad": 1, "array_repeat": 1}
+"""Functions whose output grows with one argument (by its index): bounded by
+``DagLimits.max_expression_size`` when literal here, by a guard at run time otherwise.
+``sequence`` is bounded by its range (see ``sequence_size``)."""
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+"""What a field or alias name the user chooses must look like."""
+
+_UNSAFE_TEXT = (
+    ("${", "variable substitution (${...})"),
+    ("--", "a comment (--)"),
+    ("/*", "a comment (/*)"),
+    ("*/", "a comment (*/)"),
+    ("\x00", "a NUL"),
+)
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as one Spark SQL identifier: the one place identifiers are quoted."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def text_problem(expression: str) -> str | None:
+    """Why the text itself is refused (before any parser reads it), or None."""
+    for needle, what in _UNSAFE_TEXT:
+        if needle in expression:
+            return f"{expression!r}: {what} is not allowed in an expression"
+    return None
+
+
 AGGREGATE_FUNCTIONS = frozenset(
     """
     count sum avg mean min max first last collect_list collect_set approx_count_distinct
@@ -54,7 +97,6 @@ _STATEMENTS = (
     exp.Insert,
     exp.Drop,
     exp.Set,
-    exp.Lambda,
 )
 
 
@@ -77,8 +119,16 @@ def _spark_name_allowed(node: exp.Func, allowed: frozenset[str]) -> bool:
     return bool(names & allowed)
 
 
-def check_expression(expression: str, *, allow_aggregates: bool = False) -> None:
-    """Raise ``ExpressionError`` unless ``expression`` is one allowed scalar expression."""
+def check_expression(
+    expression: str, *, allow_aggregates: bool = False, max_size: int | None = None
+) -> None:
+    """Raise ``ExpressionError`` unless ``expression`` is one allowed scalar expression.
+
+    ``max_size`` bounds the literal size arguments of ``SIZE_ARGUMENT`` functions and
+    ``sequence`` (None: no bound checked here)."""
+    problem = text_problem(expression)
+    if problem is not None:
+        raise ExpressionError(problem)
     try:
         parsed = sqlglot.parse(expression, read="spark")
     except ParseError as error:
@@ -88,25 +138,83 @@ def check_expression(expression: str, *, allow_aggregates: bool = False) -> None
         raise ExpressionError(f"cannot parse {expression!r}: {error}") from None
     if len(parsed) != 1 or parsed[0] is None:
         raise ExpressionError(f"{expression!r} must be exactly one expression")
-    tree = parsed[0]
-    for node in tree.walk():
-        if isinstance(node, _STATEMENTS):
+    for node in parsed[0].walk():
+        _check_node(expression, node, allow_aggregates=allow_aggregates, max_size=max_size)
+
+
+def _check_node(
+    expression: str, node: exp.Expr, *, allow_aggregates: bool, max_size: int | None
+) -> None:
+    if isinstance(node, _STATEMENTS):
+        raise ExpressionError(
+            f"{expression!r}: {type(node).__name__.lower()} is not allowed in an expression"
+        )
+    if isinstance(node, exp.AggFunc) or (
+        isinstance(node, exp.Func) and _spark_name_allowed(node, AGGREGATE_FUNCTIONS)
+    ):
+        if not allow_aggregates:
             raise ExpressionError(
-                f"{expression!r}: {type(node).__name__.lower()} is not allowed in an expression"
+                f"{expression!r}: aggregate function {_function_name(node)}() "
+                "is only allowed in aggregations"
             )
-        if isinstance(node, exp.AggFunc) or (
-            isinstance(node, exp.Func) and _spark_name_allowed(node, AGGREGATE_FUNCTIONS)
-        ):
-            if not allow_aggregates:
-                raise ExpressionError(
-                    f"{expression!r}: aggregate function {_function_name(node)}() "
-                    "is only allowed in aggregations"
-                )
+        return
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Binary | exp.Unary):
+        if isinstance(node, exp.Cast | exp.TryCast | exp.Case | exp.If | exp.Paren):
+            return
+        if not _spark_name_allowed(node, SCALAR_FUNCTIONS | HIGHER_ORDER_FUNCTIONS):
+            raise ExpressionError(
+                f"{expression!r}: function {_function_name(node)}() is not allowed"
+            )
+        if max_size is not None:
+            _check_literal_size(expression, node, max_size)
+
+
+def _literal_int(node: exp.Expression | None) -> int | None:
+    if isinstance(node, exp.Neg):
+        inner = _literal_int(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(str(node.this))
+        except ValueError:
+            return None
+    return None
+
+
+def _arguments(node: exp.Func) -> list[exp.Expression]:
+    return [v for v in node.args.values() if isinstance(v, exp.Expression)] + list(node.expressions)
+
+
+def sequence_size(start: int, stop: int, step: int | None) -> int:
+    """How many elements ``sequence(start, stop, step)`` makes (0 when it cannot)."""
+    step = step if step is not None else (1 if stop >= start else -1)
+    if step == 0:
+        return 0
+    return max(0, (stop - start) // step + 1)
+
+
+def _check_literal_size(expression: str, node: exp.Func, max_size: int) -> None:
+    names = {_function_name(node), node.sql(dialect="spark").split("(", 1)[0].strip().lower()}
+    for name in names & (SIZE_ARGUMENT.keys() | {"sequence"}):
+        spark_args = _spark_arguments(node)
+        if name == "sequence":
+            ints = [_literal_int(a) for a in spark_args[:3]]
+            if len(ints) >= 2 and ints[0] is not None and ints[1] is not None:
+                size = sequence_size(ints[0], ints[1], ints[2] if len(ints) > 2 else None)
+                if size > max_size:
+                    raise ExpressionError(
+                        f"{expression!r}: sequence() of {size} elements; at most {max_size}"
+                    )
             continue
-        if isinstance(node, exp.Func) and not isinstance(node, exp.Binary | exp.Unary):
-            if isinstance(node, exp.Cast | exp.TryCast | exp.Case | exp.If | exp.Paren):
-                continue
-            if not _spark_name_allowed(node, SCALAR_FUNCTIONS):
-                raise ExpressionError(
-                    f"{expression!r}: function {_function_name(node)}() is not allowed"
-                )
+        index = SIZE_ARGUMENT[name]
+        value = _literal_int(spark_args[index]) if index < len(spark_args) else None
+        if value is not None and value > max_size:
+            raise ExpressionError(f"{expression!r}: {name}() of size {value}; at most {max_size}")
+
+
+def _spark_arguments(node: exp.Func) -> list[exp.Expression]:
+    """A call's arguments in Spark's order: read back from the Spark SQL sqlglot writes."""
+    rewritten = sqlglot.parse_one(node.sql(dialect="spark"), read="spark")
+    if isinstance(rewritten, exp.Anonymous):
+        return list(rewritten.expressions)
+    return _arguments(rewritten) if isinstance(rewritten, exp.Func) else []

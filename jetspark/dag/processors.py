@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 Scalar = str | int | float | bool | None
 Expr = Annotated[str, Field(min_length=1, max_length=4096)]
 Field_ = Annotated[str, Field(min_length=1, max_length=256)]
+Name = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""A field or alias the user names (``jetspark.dag.expressions.IDENTIFIER``)."""
 
 
 class Params(BaseModel):
@@ -26,7 +28,7 @@ class FileFormat(StrEnum):
 
 class ItemsSource(Params):
     items: list[dict[str, Scalar]]
-    timestamp_field: Field_ | None = None
+    timestamp_field: Name | None = None
 
 
 class SequenceSource(Params):
@@ -62,7 +64,7 @@ class RedisStreamSource(Params):
 
 
 class MapParams(Params):
-    select: Annotated[dict[str, Expr], Field(min_length=1)]
+    select: Annotated[dict[Name, Expr], Field(min_length=1)]
 
 
 class FilterParams(Params):
@@ -71,12 +73,12 @@ class FilterParams(Params):
 
 class FlatMapParams(Params):
     explode: Expr
-    as_: Field_ = Field(alias="as")
+    as_: Name = Field(alias="as")
 
 
 class AggregateParams(Params):
     key: Expr | None = None
-    aggregations: Annotated[dict[str, Expr], Field(min_length=1)]
+    aggregations: Annotated[dict[Name, Expr], Field(min_length=1)]
     stage: Literal["single", "accumulate", "combine"] = "single"
 
 
@@ -93,7 +95,7 @@ class WindowParams(Params):
     slide_ms: Annotated[int, Field(ge=1)] | None = None
     gap_ms: Annotated[int, Field(ge=1)] | None = None
     key: Expr | None = None
-    aggregations: Annotated[dict[str, Expr], Field(min_length=1)]
+    aggregations: Annotated[dict[Name, Expr], Field(min_length=1)]
 
 
 class HashJoinParams(Params):

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
+from jetspark.dag.data_paths import PathRefused, check_path
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
 from jetspark.dag.model import EdgeSpec, JobSpec, Routing, VertexSpec
 from jetspark.dag.processors import PROCESSORS, ProcessorKind, python_class_problem
-from jetspark.settings import DagLimits
+from jetspark.settings import DagLimits, ExpressionLimits
 
 DEFAULT_MEMBERS = 1
 DEFAULT_LOCAL_PARALLELISM = 2
@@ -47,6 +48,7 @@ class _Checker:
         self.limits = limits
         self.problems: list[DagProblem] = []
         self.index = {v.name: i for i, v in enumerate(spec.dag.vertices)}
+        self.max_size = ExpressionLimits().max_size
 
     def problem(self, pointer: str, message: str) -> None:
         self.problems.append(DagProblem(pointer, message))
@@ -89,6 +91,7 @@ class _Checker:
             if parsed is not None:
                 params[vertex.name] = parsed
                 self.check_expressions(vertex, kind, parsed, pointer)
+                self.check_path(vertex, kind, parsed, pointer)
                 if kind.name == "python":
                     self.check_python_class(vertex, parsed, pointer)
         return params
@@ -116,11 +119,21 @@ class _Checker:
             value = getattr(params, field, None)
             for sub, expression in _expressions_in(value):
                 try:
-                    check_expression(expression, allow_aggregates=allow)
+                    check_expression(expression, allow_aggregates=allow, max_size=self.max_size)
                 except ExpressionError as error:
                     self.problem(
                         f"{pointer}/params/{field}{sub}", f"vertex {vertex.name!r}: {error}"
                     )
+
+    def check_path(
+        self, vertex: VertexSpec, kind: ProcessorKind, params: BaseModel, pointer: str
+    ) -> None:
+        if kind.name not in ("source.files", "sink.files"):
+            return
+        try:
+            check_path(str(getattr(params, "path", "")))
+        except PathRefused as error:
+            self.problem(f"{pointer}/params/path", f"vertex {vertex.name!r}: {error}")
 
     def check_python_class(self, vertex: VertexSpec, params: BaseModel, pointer: str) -> None:
         module = str(getattr(params, "class_", "")).split(":", 1)[0]
@@ -151,7 +164,7 @@ class _Checker:
                 self.problem(f"{pointer}/key", f"edge {edge.label}: a partitioned edge needs a key")
             if edge.key:
                 try:
-                    check_expression(edge.key)
+                    check_expression(edge.key, max_size=self.max_size)
                 except ExpressionError as error:
                     self.problem(f"{pointer}/key", f"edge {edge.label}: {error}")
             self.check_partitioner(edge, pointer)

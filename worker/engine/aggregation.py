@@ -8,61 +8,71 @@ merged by the function that merges it: counts and sums add up, min of mins, max 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from jetspark.dag.expressions import quote_identifier
 from worker.engine.errors import EngineError
+from worker.engine.expressions import Call, user_call, user_column
 
-_CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _AVERAGES = frozenset({"avg", "mean"})
-MERGE = {
-    "count": "sum",
-    "sum": "sum",
-    "min": "min",
-    "max": "max",
-    "first": "first",
-    "last": "last",
-    "any_value": "any_value",
-    "bool_and": "bool_and",
-    "bool_or": "bool_or",
-    "every": "bool_and",
-    "some": "bool_or",
+MERGE: dict[str, Callable[[Column], Column]] = {
+    "count": F.sum,
+    "sum": F.sum,
+    "min": F.min,
+    "max": F.max,
+    "first": F.first,
+    "last": F.last,
+    "any_value": F.any_value,
+    "bool_and": F.bool_and,
+    "bool_or": F.bool_or,
+    "every": F.bool_and,
+    "some": F.bool_or,
 }
 """How each partial result merges, by the function that produced it."""
 
 
-def _call(expression: str) -> tuple[str, str] | None:
-    match = _CALL.match(expression)
-    return (match.group(1).lower(), match.group(2)) if match else None
+def _column(field: str) -> Column:
+    return F.col(quote_identifier(field))
+
+
+def _average(call: Call | None) -> Column | None:
+    """The one argument of a plain ``avg``/``mean`` call, else None."""
+    if call is None or call.name not in _AVERAGES:
+        return None
+    if call.distinct or len(call.arguments) != 1:
+        raise EngineError(f"{call.name}() of more than one plain argument cannot be staged")
+    return call.arguments[0]
+
+
+def _partial_average(total: Column, count: Column) -> Column:
+    return F.struct(total.alias("sum"), count.alias("count"))
 
 
 def single(field: str, expression: str) -> Column:
-    return F.expr(expression).alias(field)
+    return user_column(expression, aggregates=True).alias(field)
 
 
 def accumulate(field: str, expression: str) -> Column:
-    call = _call(expression)
-    if call is not None and call[0] in _AVERAGES:
-        argument = call[1]
-        partial = f"named_struct('sum', sum({argument}), 'count', count({argument}))"
-        return F.expr(partial).alias(field)
-    return F.expr(expression).alias(field)
+    argument = _average(user_call(expression))
+    if argument is not None:
+        return _partial_average(F.sum(argument), F.count(argument)).alias(field)
+    return user_column(expression, aggregates=True).alias(field)
 
 
 def combine(field: str, expression: str) -> Column:
-    call = _call(expression)
-    name = call[0] if call else ""
-    column = f"`{field}`"
+    call = user_call(expression)
+    name = call.name if call else ""
+    column = _column(field)
     if name in _AVERAGES:
-        return F.expr(f"sum({column}.sum) / sum({column}.count)").alias(field)
+        return (F.sum(column.getField("sum")) / F.sum(column.getField("count"))).alias(field)
     merge = MERGE.get(name)
     if merge is None:
         mergeable = ", ".join(sorted(MERGE.keys() | _AVERAGES))
         raise EngineError(f"combine cannot merge {expression!r}; mergeable: {mergeable}")
-    return F.expr(f"{merge}({column})").alias(field)
+    return merge(column).alias(field)
 
 
 STAGES: dict[str, Callable[[str, str], Column]] = {
@@ -79,25 +89,23 @@ def merge(field: str, expression: str) -> Column:
     carried from one streaming epoch to the next must stay partial, so the average's struct
     is merged field by field here and everything else merges as ``combine`` does.
     """
-    call = _call(expression)
-    if call is not None and call[0] in _AVERAGES:
-        column = f"`{field}`"
-        merged = f"named_struct('sum', sum({column}.sum), 'count', sum({column}.count))"
-        return F.expr(merged).alias(field)
+    if _average(user_call(expression)) is not None:
+        column = _column(field)
+        merged = _partial_average(F.sum(column.getField("sum")), F.sum(column.getField("count")))
+        return merged.alias(field)
     return combine(field, expression)
 
 
 def finish(field: str, expression: str) -> Column:
     """One merged partial result turned into the final value (a projection, not an aggregate):
     what ``combine`` gives for a group holding that single partial."""
-    call = _call(expression)
-    column = f"`{field}`"
-    if call is not None and call[0] in _AVERAGES:
-        return F.expr(f"{column}.sum / {column}.count").alias(field)
-    return F.col(column).alias(field)
+    column = _column(field)
+    if _average(user_call(expression)) is not None:
+        return (column.getField("sum") / column.getField("count")).alias(field)
+    return column.alias(field)
 
 
 def counts(expression: str) -> bool:
     """Whether the aggregation is a ``count``: its value over no rows is 0, not NULL."""
-    call = _call(expression)
-    return call is not None and call[0] == "count"
+    call = user_call(expression)
+    return call is not None and call.name == "count"

@@ -16,12 +16,15 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
+from jetspark.dag.data_paths import PathRefused, check_path, prepare_sink, readable_files
+from jetspark.dag.expressions import quote_identifier
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine import aggregation
 from worker.engine.contract import RedisTarget
 from worker.engine.counting import items_column
 from worker.engine.errors import EngineError
+from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.python import PythonOp
 from worker.engine.redis_streams import now_ms, stream_frame, write_stream
@@ -79,6 +82,8 @@ class OpContext:
     redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
     """The worker's Redis, for the sinks and sources that use one."""
     count_input: Callable[[DataFrame], DataFrame] | None = None
+    owner: str = "jetspark"
+    """Names the job in the directories its ``sink.files`` creates (``data_paths.MARKER``)."""
     """Set when an op that ``counts_own_input`` is to count its items itself: it aggregates
     ``counting.items_column()`` with its groups and passes the groups through this."""
 
@@ -125,7 +130,8 @@ class ItemsSourceOp:
         rows = [{**item, "__index": i} for i, item in enumerate(params.items)]
         frame = ctx.spark.createDataFrame(rows)
         ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
-        return place(frame, F.col("__index") % F.lit(n), n).select(*ordered)
+        columns = [F.col(quote_identifier(c)) for c in ordered]
+        return place(frame, F.col("__index") % F.lit(n), n).select(*columns)
 
 
 class SequenceSourceOp:
@@ -171,13 +177,28 @@ class FilesSourceOp:
         reader = ctx.spark.read
         if params.format is p.FileFormat.csv:
             reader = reader.option("header", "true").option("inferSchema", "true")
-        frame = reader.format(params.format.value).load(paths)
+        files = _readable(params.path, [paths] if isinstance(paths, str) else paths)
+        if not files:
+            raise EngineError(f"source.files: nothing to read at {params.path!r}")
+        root = check_path(params.path).location
+        if os.path.isdir(root):
+            reader = reader.option("basePath", root)  # partition columns, as for the directory
+        frame = reader.format(params.format.value).load(files)
         if params.format is p.FileFormat.text:
             frame = frame.withColumnRenamed("value", "line")
         n = ctx.vertex.parallelism
         if frame.rdd.getNumPartitions() >= n:
             return frame.coalesce(n)  # whole file splits per processor, without a shuffle
         return place(frame, spray(first=F.lit(0), width=n), n)
+
+
+def _readable(path: str, paths: list[str]) -> list[str]:
+    """Every file Spark is to read, checked under the data roots just before it reads."""
+    check_path(path)  # the roots may have changed since the job was accepted
+    try:
+        return [file for named in paths for file in readable_files(check_path(named))]
+    except PathRefused as error:
+        raise EngineError(f"source.files: {error}") from None
 
 
 class RedisStreamSourceOp:
@@ -195,18 +216,18 @@ class RedisStreamSourceOp:
 class MapOp:
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.MapParams)
-        return ctx.only_input.select(*[F.expr(e).alias(f) for f, e in params.select.items()])
+        return ctx.only_input.select(*[user_column(e).alias(f) for f, e in params.select.items()])
 
 
 class FilterOp:
     def apply(self, ctx: OpContext) -> DataFrame:
-        return ctx.only_input.where(F.expr(_params(ctx, p.FilterParams).where))
+        return ctx.only_input.where(user_column(_params(ctx, p.FilterParams).where))
 
 
 class FlatMapOp:
     def apply(self, ctx: OpContext) -> DataFrame:
         params = _params(ctx, p.FlatMapParams)
-        return ctx.only_input.withColumn(params.as_, F.explode(F.expr(params.explode)))
+        return ctx.only_input.withColumn(params.as_, F.explode(user_column(params.explode)))
 
 
 class AggregateOp:
@@ -307,7 +328,7 @@ def _placed_downstream(ctx: OpContext) -> bool:
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
-    return [] if params.key is None else [F.expr(params.key).alias("key")]
+    return [] if params.key is None else [user_column(params.key).alias("key")]
 
 
 class InsertWatermarksOp:
@@ -324,7 +345,7 @@ class InsertWatermarksOp:
         epoch = ctx.epoch
         if epoch is None:
             return frame
-        ts, g = F.expr(params.timestamp).cast("bigint"), F.spark_partition_id()
+        ts, g = user_column(params.timestamp).cast("bigint"), F.spark_partition_id()
         n = ctx.vertex.parallelism
         tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
         kept = ctx.keep(tops.frame)  # computed once, observed then, read by every consumer
@@ -405,10 +426,10 @@ class HashJoinOp:
         extra = [c for c in build.columns if c not in probe.columns]
         build = build.select(
             F.col(SLOT).alias("__build_slot"),
-            F.expr(params.build_key).alias("__build_key"),
+            user_column(params.build_key).alias("__build_key"),
             *extra,
         )
-        probe = probe.withColumn("__probe_key", F.expr(params.probe_key))
+        probe = probe.withColumn("__probe_key", user_column(params.probe_key))
         on = (F.col(SLOT) == F.col("__build_slot")) & (F.col("__probe_key") == F.col("__build_key"))
         joined = probe.join(build.hint("shuffle_hash"), on, params.how)
         return joined.select(*fields, *extra)
@@ -419,7 +440,7 @@ class SortOp:
 
     def apply(self, ctx: OpContext) -> DataFrame:
         by = _params(ctx, p.SortParams).by
-        columns = [F.expr(b) for b in ([by] if isinstance(by, str) else by)]
+        columns = [user_column(b) for b in ([by] if isinstance(by, str) else by)]
         return ctx.only_input.sortWithinPartitions(*columns)
 
 
@@ -474,13 +495,25 @@ class FilesSinkOp:
         frame = _union(ctx.inputs)
         out = frame
         if params.format is p.FileFormat.text:
-            out = frame.select(F.to_json(F.struct(*frame.columns)).alias("value"))
+            out = frame.select(
+                F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias(
+                    "value"
+                )
+            )
         writer = out.write.mode("overwrite").format(params.format.value)
         if params.format is p.FileFormat.csv:
             writer = writer.option("header", "true")
-        # An epoch writes its own directory, overwritten when it is replayed: exactly once.
-        epoch = "" if ctx.epoch is None else f"epoch={ctx.epoch.epoch:08d}"
-        writer.save(os.path.join(params.path, epoch) if epoch else params.path)
+        try:
+            target = check_path(params.path)
+            # only into a directory created for this job; a batch run replaces what it wrote
+            prepare_sink(target, ctx.owner, empty=ctx.epoch is None)
+        except PathRefused as error:
+            raise EngineError(f"sink.files: {error}") from None
+        if ctx.epoch is None:
+            writer.mode("append").save(target.location)
+            return frame
+        # An epoch writes its own directory inside the job's, overwritten when it is replayed.
+        writer.save(os.path.join(target.location, f"epoch={ctx.epoch.epoch:08d}"))
         return frame
 
 
@@ -494,8 +527,8 @@ class RedisMapSinkOp:
         url, hash_key = ctx.redis.url, Keys(ctx.redis.namespace).redis_map(params.map)
         frame = _union(ctx.inputs)
         keyed = frame.select(
-            F.expr(params.key).cast("string").alias("k"),
-            F.to_json(F.struct(*frame.columns)).alias("v"),
+            user_column(params.key).cast("string").alias("k"),
+            F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias("v"),
         )
 
         def write(rows: Any) -> None:

@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
 from jetspark.dag import processors as p
+from jetspark.dag.expressions import quote_identifier
 
 log = structlog.get_logger("jetspark.engine")
 
@@ -218,7 +219,9 @@ def write_stream(
     columns = list(frame.columns)
     encoded = frame.select(*[_as_text(frame, c).alias(c) for c in columns])
     ordered = (
-        encoded.withColumn(ORDER, F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns])))
+        encoded.withColumn(
+            ORDER, F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in columns]))
+        )
         .repartition(1)
         .sortWithinPartitions(ORDER)
         .drop(ORDER)
@@ -268,7 +271,7 @@ def write_stream(
 
 def _as_text(frame: DataFrame, column: str) -> Column:
     """A string column as it is; any other as its JSON text."""
-    value = F.col(f"`{column}`")
+    value = F.col(quote_identifier(column))
     if isinstance(frame.schema[column].dataType, StringType):
         return F.coalesce(value, F.lit("null"))
     # to_json takes structs, maps and arrays: a one-element array's text without its brackets.

@@ -31,6 +31,7 @@ from jetspark.dag.model import Routing
 from jetspark.dag.partitioning import MURMUR3_SEED
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
 from worker.engine.custom_partitioner import python_pid
+from worker.engine.expressions import user_column
 
 SLOT = "__jetspark_target"
 """The column a routed frame is hash-partitioned on: one value per receiving processor."""
@@ -111,7 +112,7 @@ def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Colu
     """The pid of each item on a partitioned or all-to-one edge."""
     if edge.routing is Routing.all_to_one:
         return F.lit(edge.all_to_one_pid or 0)
-    key = F.expr(edge.key or "NULL")
+    key = F.lit(None) if not edge.key else user_column(edge.key)
     if edge.partitioner == "spark_hash":
         return F.pmod(F.hash(key), F.lit(partition_count))
     if edge.partitioner.startswith("python:"):

@@ -129,6 +129,7 @@ class _Execution:
             epoch=self.epoch,
             redis=self.control.redis,
             count_input=self.counters.own_input_counter(name),
+            owner=self.control.job_group,
         )
         output = op.apply(context)
         if self.epoch is not None and vertex.processor not in OWN_WATERMARKS:

@@ -25,8 +25,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
+from jetspark.dag.expressions import quote_identifier
 from jetspark.dag.processors import AggregateParams
 from worker.engine import aggregation
+from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
@@ -57,7 +59,7 @@ class StepResult:
 
 def column(name: str) -> Column:
     """A column by name, even one with a dot in it (aggregation fields are user-chosen)."""
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(quote_identifier(name))
 
 
 def processor_index(slot: Column, parallelism: int) -> Column:
@@ -91,7 +93,7 @@ def with_processor(items: DataFrame, *, key: str | None, parallelism: int) -> Da
     """
     items = by_processor(items, parallelism)
     items = items.withColumn(PROCESSOR, processor_index(F.col(SLOT), parallelism))
-    return items if key is None else items.withColumn(KEY, F.expr(key))
+    return items if key is None else items.withColumn(KEY, user_column(key))
 
 
 def identity(*, keyed: bool) -> list[str]:

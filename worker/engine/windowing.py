@@ -31,6 +31,7 @@ from pyspark.sql.types import DataType, TimestampNTZType, TimestampType
 from jetspark.dag.processors import WindowParams
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
+from worker.engine.expressions import user_column
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import (
     KEY,
@@ -84,7 +85,7 @@ def window_step(
     keyed = params.key is not None
     frame = with_processor(items, key=params.key, parallelism=parallelism)
     processor = F.col(PROCESSOR)
-    frame = frame.withColumn(TS, F.expr(params.timestamp))
+    frame = frame.withColumn(TS, user_column(params.timestamp))
     frame = frame.withColumn(TS, _millis(F.col(TS), frame.schema[TS].dataType))
     before = per_processor(wm_before, processor)
     late = before.isNotNull() & (F.col(TS) < before)

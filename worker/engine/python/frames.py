@@ -17,6 +17,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jetspark.dag.expressions import quote_identifier
 from jetspark.dag.plan import EdgePlan
 from worker.engine.python.arrow_io import (
     IN_ORDINAL,
@@ -45,7 +46,9 @@ def packed_frame(
         frame.select(
             F.lit(edge.to_ordinal).cast("int").alias(IN_ORDINAL),
             F.lit(edge.priority).cast("int").alias(IN_PRIORITY),
-            F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns])).alias(PACKED_ITEM),
+            F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias(
+                PACKED_ITEM
+            ),
             F.spark_partition_id().alias(_HOME),
         )
         for frame, edge in zip(inputs, inbound, strict=True)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from jetspark.dag import processors as p
+from jetspark.dag.data_paths import PathRefused, check_path
 from worker.engine.contract import RedisTarget
 from worker.engine.redis_streams import RedisStreamPlanner
 
@@ -122,6 +123,11 @@ def is_empty(planned: Json) -> bool:
 
 
 def _listing(path: str) -> list[str]:
+    """The visible files directly in ``path`` (or the file itself), under the data roots."""
+    try:
+        path = check_path(path).location
+    except PathRefused:
+        return []  # the job fails naming why when it reads (``FilesSourceOp``)
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
