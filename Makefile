@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics clean
+.PHONY: install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,10 @@ bench-streaming: install
 # 20 SIGKILLs of the worker holding an exactly-once stream: lost/duplicated windows (must be 0).
 bench-chaos: install
 	$(BIN)/python -m bench.chaos
+
+# Faults: Redis/PostgreSQL/API restarts and worker SIGKILLs under load; lost/duplicated (0).
+bench-faults: install
+	$(BIN)/python -m bench.faults
 
 # Live metrics: the same Python-processor job with metrics reporting on vs off.
 bench-metrics: install

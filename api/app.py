@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis
 import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -31,6 +30,7 @@ from api.routers import (
 )
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
+from jetspark.retry import fail_fast_redis
 from jetspark.settings import (
     ApiSettings,
     DagLimits,
@@ -100,7 +100,9 @@ def create_app(
         generate_unique_id_function=operation_id,
     )
     app.state.sessions = make_session_factory(engine)
-    app.state.redis = redis.Redis.from_url(redis_url, decode_responses=True)
+    # A Redis that is down fails a request within seconds: submissions go on without it
+    # (PostgreSQL holds them), what needs it answers 503.
+    app.state.redis = fail_fast_redis(redis_url)
     app.state.aioredis = aioredis.Redis.from_url(redis_url, decode_responses=True)
     app.state.keys = Keys(redis_namespace or redis_settings.namespace)
     app.state.api_settings = settings

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import re
+import uuid
 from http import HTTPStatus
 from typing import Any
 
+import redis
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jetspark.dag.errors import DagValidationError
 from jetspark.jobs.orchestration import IllegalTransition, JobNotFound
 from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExceeded
 from jetspark.jobs.snapshots import SnapshotConflict
+from jetspark.retry import is_outage
+from jetspark.settings import RetrySettings
+
+log = structlog.get_logger("jetspark.api")
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://jetspark.dev/problems/"
@@ -53,6 +61,29 @@ class Problem(Exception):
         self.slug = slug or self.title.lower().replace(" ", "-")
         self.errors = errors
         self.headers = headers
+
+
+class Unavailable(Problem):
+    """A dependency (PostgreSQL, Redis) is down: 503 with ``Retry-After``, never a 500."""
+
+    def __init__(self, dependency: str) -> None:
+        retry_after = RetrySettings().api_retry_after_s
+        super().__init__(
+            503,
+            f"{dependency} is unavailable; retry in {retry_after} s",
+            slug="dependency-unavailable",
+            title="Service Unavailable",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+def _dependency(error: BaseException) -> str:
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, redis.RedisError):
+            return "Redis"
+        seen = seen.__cause__ or seen.__context__
+    return "PostgreSQL"
 
 
 class ProblemResponse(JSONResponse):
@@ -171,6 +202,42 @@ def install_problem_handlers(app: FastAPI) -> None:
             problem.headers = {**(problem.headers or {}), "Allow": allowed}
         return problem_response(request, problem)
 
+    async def unavailable(request: Request, error: Exception) -> ProblemResponse:
+        if not is_outage(error):
+            return await unexpected(request, error)
+        return problem_response(request, Unavailable(_dependency(error)))
+
+    async def unexpected(request: Request, error: Exception) -> ProblemResponse:
+        """The catch-all: a bug (to fix), answered as problem+json with an id to find the
+        traceback by in the log; never a plain-text page."""
+        if is_outage(error):
+            return problem_response(request, Unavailable(_dependency(error)))
+        incident = uuid.uuid4().hex
+        log.error(
+            "unhandled error",
+            error_id=incident,
+            method=request.method,
+            path=request.url.path,
+            exc_info=(type(error), error, error.__traceback__),
+        )
+        body = ProblemDetail(
+            type=TYPE_BASE + "internal-error",
+            title="Internal Server Error",
+            status=500,
+            detail=f"internal error; quote id {incident} to the operator",
+            instance=request.url.path,
+        ).model_dump(exclude_none=True)
+        return ProblemResponse({**body, "id": incident}, status_code=500)
+
+    for outage in (
+        sa_exc.OperationalError,
+        sa_exc.InterfaceError,
+        sa_exc.DBAPIError,
+        redis.ConnectionError,
+        redis.TimeoutError,
+    ):
+        app.add_exception_handler(outage, unavailable)
+    app.add_exception_handler(Exception, unexpected)
     for kind in (
         Problem,
         DagValidationError,

@@ -14,16 +14,18 @@ from typing import Any
 
 import redis
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jetspark.cli.supervisor import read_restarts
 from jetspark.db.tables import Job
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
+from jetspark.settings import SupervisorSettings
 
 VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
     ("items_in", "Items the vertex's processors took in"),
@@ -89,6 +91,7 @@ class JobServerCollector(Collector):
         self.keys = keys
 
     def collect(self) -> Iterator[Metric]:
+        yield self._supervisor_restarts()
         yield self._jobs_by_status()
         yield from self._worker_heartbeats()
         yield from self._running_vertices()
@@ -119,6 +122,18 @@ class JobServerCollector(Collector):
                     )
                     families["lag_seconds"].add_metric(labels, max(0, now - m.coalesced_wm) / 1000)
         yield from families.values()
+
+    def _supervisor_restarts(self) -> Metric:
+        """Children (and embedded servers) ``jetspark up`` restarted, by name."""
+        family = CounterMetricFamily(
+            "jetspark_supervisor_restarts",
+            "Restarts by `jetspark up` of a child or embedded server that died",
+            labels=["child"],
+        )
+        state = SupervisorSettings().state_file
+        for name, count in sorted(read_restarts(state).items() if state else []):
+            family.add_metric([name], count)
+        return family
 
     def _jobs_by_status(self) -> Metric:
         family = GaugeMetricFamily("jetspark_jobs", "Jobs by status", labels=["status"])

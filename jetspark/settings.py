@@ -184,3 +184,41 @@ class ResultLimits(BaseSettings):
 
     max_item_bytes: int = Field(default=64 * 1024, ge=1)
     max_job_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
+
+
+# --- Fault tolerance (issue 12): retries, timeouts, graceful stops --------------------------
+
+
+class RetrySettings(BaseSettings):
+    """The backoff every loop waits out an outage with (``jetspark.retry``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RETRY_")
+
+    initial_s: float = 0.1
+    """First wait; doubles per failed attempt, with full jitter."""
+    max_s: float = 3.0
+    """Longest wait between two attempts: well under a lease, so a worker back from an
+    outage renews its leases before they run out."""
+    api_retry_after_s: int = 2
+    """``Retry-After`` of the API's 503 answers while PostgreSQL or Redis is down."""
+
+
+class SupervisorSettings(BaseSettings):
+    """``jetspark up`` as a supervisor (``JETSPARK_SUPERVISOR_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SUPERVISOR_")
+
+    state_file: Path | None = None
+    """Where ``up`` keeps its restart counts; set by ``up`` for the API's ``/metrics``."""
+    max_deaths: int = 5
+    """A child dying this often within ``window_s`` stops the stack."""
+    window_s: float = 60.0
+
+
+class ShutdownSettings(BaseSettings):
+    """What a worker does on SIGTERM (``JETSPARK_SHUTDOWN_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_SHUTDOWN_")
+
+    grace_s: float = 30.0
+    """How long a batch job in flight may run on after SIGTERM before it is handed over."""

@@ -84,8 +84,27 @@ class PgEpochLog:
             )
             session.commit()
 
+    def reset(self) -> None:
+        with self.sessions() as session:
+            orchestration.record_progress(
+                session,
+                self.job_id,
+                fencing_token=self.token,
+                items_in=0,
+                items_out=0,
+                vertex_counts=None,
+                last_snapshot=None,
+            )
+            session.execute(delete(JobResult).where(JobResult.job_id == self.job_id))
+            session.execute(
+                delete(Snapshot).where(Snapshot.job_id == self.job_id, Snapshot.name.is_(None))
+            )
+            session.commit()
+
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         with self.sessions() as session:
+            if commit.snapshot is not None and self._committed(session, commit.snapshot):
+                return []  # a retry after a commit whose answer an outage lost
             counts = commit.counts
             job = orchestration.record_progress(
                 session,
@@ -103,6 +122,14 @@ class PgEpochLog:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
             session.commit()
             return dropped
+
+    def _committed(self, session: Session, record: SnapshotRecord) -> bool:
+        committed = session.execute(
+            select(Snapshot.committed_at).where(
+                Snapshot.job_id == self.job_id, Snapshot.snapshot_id == record.snapshot_id
+            )
+        ).scalar_one_or_none()
+        return committed is not None
 
     def _add_results(self, session: Session, results: dict[str, list[dict[str, Any]]]) -> None:
         kept = session.execute(

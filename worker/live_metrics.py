@@ -33,6 +33,7 @@ from jetspark.metrics.report import (
     now_ms,
 )
 from jetspark.queue.keys import Keys
+from jetspark.retry import OutageLog
 from worker.engine.contract import JobControl, RunnableJob, VertexCounts
 
 log = structlog.get_logger("jetspark.worker")
@@ -97,11 +98,13 @@ class JobReporter:
         return doc
 
     def _loop(self) -> None:
+        outage = OutageLog(f"job {self.job.id}: publishing metrics", log)
         while not self.stopped.wait(self.reporting.interval_s):
             try:
                 self.publisher.publish(self.build())
+                outage.recovered()
             except (redis.RedisError, ValidationError) as error:
-                log.warning("metrics not published", job=str(self.job.id), error=str(error))
+                outage.failed(error)  # the next tick is the retry: a skipped one costs nothing
 
     # -- the document ---------------------------------------------------------------------
     def build(self, *, final: bool = False, refresh_counts: bool = True) -> JobMetrics:

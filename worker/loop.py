@@ -18,8 +18,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
+from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
+from jetspark.retry import OutageLog, Retry, always
 from jetspark.settings import TenantSettings, WorkerSettings
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
@@ -73,21 +75,30 @@ class Worker:
         self.busy: dict[str, tuple[stream.Entry, int]] = {}
         """Entries read while their job's row was locked, by entry id, with their tries."""
         self.stopping = threading.Event()
+        self.redis_outage = OutageLog("worker heartbeat in Redis", log)
+        self.turns = Retry("worker loop", logger=log, retry_on=always, stopping=self.stopping)
+        """Waits out any error of a turn (a server away, a bug): a worker never dies of one."""
         self._next_heartbeat = 0.0
         self._next_reconcile = 0.0
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
         """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed."""
-        stream.ensure_group(self.client, self.keys)
         log.info("worker started", worker=self.id)
         while not self.stopping.is_set():
-            self.step()
+            try:
+                self.step()
+            except Exception as error:  # only once asked to stop while an outage lasted
+                log.info("worker loop ended in an outage", error=str(error)[:200])
         self.pool.shutdown(wait=False, cancel_futures=True)
         log.info("worker stopped", worker=self.id)
 
     def step(self) -> None:
-        """One turn of the loop (tests drive it directly)."""
+        """One turn of the loop (tests drive it directly); an error is waited out with the
+        retry policy, so this returns once a turn succeeded (or raises once stopping)."""
+        self.turns(self.turn)
+
+    def turn(self) -> None:
         now = time.monotonic()
         self.forget_finished()
         if now >= self._next_heartbeat:
@@ -197,6 +208,10 @@ class Worker:
                 },
             ),
         )
+        timeout = (held.job.definition.get("config") or {}).get("timeout_s")
+        if timeout:
+            started = job.started_at.timestamp() if job.started_at else time.time()
+            held.deadline = started + float(timeout)
         self.held[held.job.id] = held
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
         self.threads[held.job.id] = self.pool.submit(
@@ -211,11 +226,16 @@ class Worker:
         return held
 
     def heartbeat(self) -> None:
-        """Renew every lease; a refused renewal means stop that job now."""
+        """Renew every lease; a refused renewal means stop that job now.
+
+        The leases are in PostgreSQL: they are renewed whether Redis answers or not (the
+        stream entries' idle times and the heartbeat key are tried again next time)."""
         alive: list[str] = []
         for held in list(self.held.values()):
             if held.done:
                 continue
+            if held.deadline is not None and time.time() >= held.deadline:
+                self.time_out(held)
             with self.sessions() as session:
                 renewed = orchestration.renew_lease(
                     session, held.job.id, fencing_token=held.fencing_token, lease=self.lease
@@ -228,12 +248,27 @@ class Worker:
                 if not held.control.cancelled.is_set():
                     log.info("lease refused: stopping job", job=str(held.job.id))
                 self.cancel(held)
-        stream.touch(self.client, self.keys, self.id, alive)
-        self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+        try:
+            stream.touch(self.client, self.keys, self.id, alive)
+            self.client.set(self.keys.worker_heartbeat(self.id), str(time.time()), ex=60)
+        except redis.RedisError as error:
+            self.redis_outage.failed(error)
+        else:
+            self.redis_outage.recovered()
 
     def cancel(self, held: HeldJob) -> None:
         """Stop a job's Spark work. Repeated until its thread ends: an action the thread
         starts after a cancel is not covered by that cancel."""
+        held.abandoned.set()
+        held.control.cancelled.set()
+        self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+
+    def time_out(self, held: HeldJob) -> None:
+        """``config.timeout_s`` passed: stop the job's work; its thread records FAILED
+        (``JobTimeout``) under the lease we keep renewing. Repeated each heartbeat."""
+        if not held.timed_out:
+            log.info("job timed out", job=str(held.job.id))
+        held.timed_out = True
         held.control.cancelled.set()
         self.spark.sparkContext.cancelJobGroup(held.control.job_group)
 
@@ -252,10 +287,41 @@ class Worker:
     def forget_finished(self) -> None:
         for job_id, held in list(self.held.items()):
             if held.done:
+                if held.outcome_status is JobStatus.QUEUED:  # handed over, or an outage's
+                    self.announce(job_id)
                 if held.entry_id is not None:
                     stream.ack(self.client, self.keys, [held.entry_id])
                 del self.held[job_id]
                 self.threads.pop(job_id, None)
+
+    def announce(self, job_id: uuid.UUID) -> None:
+        """Tell the workers of a job this one queued again (its ``announced_at`` was stamped
+        then; should Redis not take it, an idle worker finds the job in PostgreSQL)."""
+        stream.announce(self.client, self.keys, job_id)
+
+    def drain(self, grace_s: float) -> None:
+        """SIGTERM: take no more jobs (``run`` has returned); each stream commits a last
+        snapshot and is handed over at once; a batch job may finish within ``grace_s``,
+        then it is stopped and handed over too. Leases are renewed meanwhile."""
+        for held in self.held.values():
+            held.control.handover.set()
+        deadline = time.monotonic() + grace_s
+        give_up = deadline + max(10.0, self.settings.lease_s)
+        retry = Retry("worker drain", logger=log, retry_on=always, deadline_s=give_up)
+        while self.held and time.monotonic() < give_up:
+            if time.monotonic() >= deadline:
+                for held in self.held.values():
+                    if not held.done:
+                        held.control.cancelled.set()
+                        self.spark.sparkContext.cancelJobGroup(held.control.job_group)
+            try:
+                retry(self.heartbeat)
+                retry(self.forget_finished)
+            except Exception as error:  # servers away past the bound: leases run out instead
+                log.warning("drain ended in an outage", error=str(error)[:200])
+                return
+            time.sleep(min(0.2, self.settings.heartbeat_s))  # the job threads end on their own
+        log.info("worker drained", worker=self.id, left=len(self.held))
 
     def reconcile(self) -> None:
         reconcile(

@@ -5,12 +5,18 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
-import redis
 import structlog
 
 from jetspark.db.engine import make_engine, make_session_factory
 from jetspark.queue.keys import Keys
-from jetspark.settings import DatabaseSettings, RedisSettings, SparkSettings, WorkerSettings
+from jetspark.retry import fail_fast_redis
+from jetspark.settings import (
+    DatabaseSettings,
+    RedisSettings,
+    ShutdownSettings,
+    SparkSettings,
+    WorkerSettings,
+)
 from jetspark.spark_session import build_spark_session
 from worker.engine import run_job
 from worker.loop import Worker
@@ -33,7 +39,7 @@ def run_worker() -> None:
     worker = Worker(
         spark=spark,
         sessions=make_session_factory(engine),
-        client=redis.Redis.from_url(redis_settings.url, decode_responses=True),
+        client=fail_fast_redis(redis_settings.url),
         keys=Keys(redis_settings.namespace),
         engine_run=run_job,
         settings=WorkerSettings(),
@@ -48,11 +54,13 @@ def run_worker() -> None:
     signal.signal(signal.SIGINT, stop)
     try:
         worker.run()
+        worker.drain(ShutdownSettings().grace_s)
     finally:
         # Jobs still running are left to another worker (their lease runs out): mark them
         # stopped first, so the errors spark.stop() raises in their threads are not recorded
         # as the jobs' failures.
         for held in list(worker.held.values()):
+            held.abandoned.set()
             held.control.cancelled.set()
         spark.stop()
         engine.dispose()

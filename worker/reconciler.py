@@ -38,7 +38,10 @@ def reconcile(
         keys.reconciler_lock, worker, nx=True, px=int(lock_ttl.total_seconds() * 1000)
     ):
         return 0
-    ensure_group(client, keys)
+    # Redis restarted empty (the marker and the group are gone): every QUEUED job's entry
+    # may be gone with them, so announce them all now rather than after ``reannounce_after``.
+    lost = not client.exists(keys.alive_marker)
+    lost = ensure_group(client, keys) or lost
     announced = 0
     with sessions() as session:
         now = orchestration.now()
@@ -56,17 +59,18 @@ def reconcile(
                 session.commit()
             except OrchestrationError:
                 session.rollback()
-        stale = session.execute(
-            select(Job).where(
-                Job.status == JobStatus.QUEUED.value,
-                or_(Job.announced_at.is_(None), Job.announced_at < now - reannounce_after),
+        queued = select(Job).where(Job.status == JobStatus.QUEUED.value)
+        if not lost:
+            queued = queued.where(
+                or_(Job.announced_at.is_(None), Job.announced_at < now - reannounce_after)
             )
-        ).scalars()
+        stale = session.execute(queued).scalars()
         for job in list(stale):
             announce(client, keys, job.id)
             job.announced_at = now
             announced += 1
         session.commit()
+    client.set(keys.alive_marker, worker)  # once every QUEUED job is announced again
     if announced:
-        log.info("re-announced queued jobs", count=announced)
+        log.info("re-announced queued jobs", count=announced, redis_lost_data=lost)
     return announced

@@ -6,6 +6,7 @@ change, under the job's fencing token, so a retry or a lost worker never duplica
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from jetspark.db.tables import JobResult
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
+from jetspark.retry import Retry, is_outage
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
 from worker.live_metrics import JobReporter, MetricsReporting
@@ -43,6 +45,28 @@ class HeldJob:
     control: JobControl
     done: bool = False
     outcome_status: JobStatus | None = field(default=None)
+    deadline: float | None = None
+    """Wall-clock time (``time.time()``) after which ``config.timeout_s`` fails the job."""
+    timed_out: bool = False
+    abandoned: threading.Event = field(default_factory=threading.Event)
+    """Set when the job is no longer ours to write (lease refused, worker stopping): its
+    final writes stop waiting for PostgreSQL to come back."""
+
+
+class JobTimeout(Exception):
+    """The job ran longer than its ``config.timeout_s``."""
+
+    error_type = "JobTimeout"
+
+
+MAX_ERROR_CHARS = 4000
+"""A job's recorded error message is cut to this length."""
+
+
+def sanitize(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Error text PostgreSQL can store: no NUL (text and jsonb refuse it), bounded length."""
+    cleaned = text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def perform(
@@ -65,22 +89,47 @@ def perform(
     context.setJobGroup(held.control.job_group, f"jetspark job {job_id}", True)
     context.setLocalProperty("spark.scheduler.pool", "jetspark")
     reporter = _start_reporting(metrics, held, context)
+    durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
-        _write(sessions, job_id, JobStatus.RUNNING, token, worker, "running")
+        durable(_write, sessions, job_id, JobStatus.RUNNING, token, worker, "running")
         held.control.timings["running"] = stamp()
         outcome = engine_run(spark, held.job, held.control)
         final = _final(reporter, outcome.vertex_counts)
-        _complete(sessions, job_id, token, worker, outcome, final, _timings(held, context))
+        durable(_complete, sessions, job_id, token, worker, outcome, final, _timings(held, context))
         held.outcome_status = JobStatus.COMPLETED
         bind.info("job completed", items_out=outcome.items_out)
     except OrchestrationError as refused:
         bind.info("job no longer ours", reason=str(refused))
-    except Exception as error:
-        if held.control.cancelled.is_set():
+    except Exception as raised:
+        error: Exception = raised
+        if held.timed_out:
+            limit = held.job.definition.get("config", {}).get("timeout_s")
+            error = JobTimeout(f"the job ran longer than its timeout_s ({limit} s)")
+        if held.control.handover.is_set() and not held.abandoned.is_set():
+            # Our worker is stopping: hand the job over now rather than after the lease.
+            bind.info("job handed over", reason=str(error)[:200])
+            if _requeue(durable, sessions, job_id, token, worker, error, "worker stopping"):
+                held.outcome_status = JobStatus.QUEUED
+        elif held.control.cancelled.is_set() and not held.timed_out:
             bind.info("job stopped", reason="cancelled, suspended or lease lost")
+        elif is_outage(error) and not held.abandoned.is_set():
+            # A server blinked under the engine: not the job's fault. Queue it again; its
+            # next attempt resumes from its last snapshot (a batch job from its start).
+            bind.warning("job interrupted by an outage: requeued", error=str(error)[:300])
+            if _requeue(durable, sessions, job_id, token, worker, error, "outage"):
+                held.outcome_status = JobStatus.QUEUED
         else:
-            bind.warning("job failed", error=f"{type(error).__name__}: {error}")
-            _fail(sessions, job_id, token, worker, error, _final(reporter), _timings(held, context))
+            bind.warning("job failed", error=f"{type(error).__name__}: {str(error)[:1000]}")
+            _fail(
+                durable,
+                sessions,
+                job_id,
+                token,
+                worker,
+                error,
+                _final(reporter),
+                _timings(held, context),
+            )
             held.outcome_status = JobStatus.FAILED
     finally:
         if reporter is not None:
@@ -188,7 +237,32 @@ def _complete(
         session.commit()
 
 
+def _requeue(
+    durable: Retry,
+    sessions: sessionmaker[Session],
+    job_id: uuid.UUID,
+    token: int,
+    worker: str,
+    error: Exception,
+    why: str,
+) -> bool:
+    """Queue the job again for another attempt; True once recorded (the worker announces it)."""
+    cause = sanitize(f"{why}: {type(error).__name__}: {error}", 500)
+    try:
+        stamp = orchestration.now()  # the worker announces it right after
+        durable(
+            _write, sessions, job_id, JobStatus.QUEUED, token, worker, cause, announced_at=stamp
+        )
+        return True
+    except OrchestrationError as refused:
+        log.info("requeue not recorded: job no longer ours", job=str(job_id), reason=str(refused))
+    except Exception as failed:  # given up (worker stopping): the lease runs out instead
+        log.warning("requeue not recorded", job=str(job_id), error=str(failed)[:300])
+    return False
+
+
 def _fail(
+    durable: Retry,
     sessions: sessionmaker[Session],
     job_id: uuid.UUID,
     token: int,
@@ -197,18 +271,47 @@ def _fail(
     metrics: dict[str, Any] | None,
     timings: dict[str, Any],
 ) -> None:
+    """Record FAILED; if that write is refused for its content, record a minimal FAILED, so
+    a job never goes back to a worker over and over because its failure could not be kept."""
+    error_type = sanitize(str(getattr(error, "error_type", type(error).__name__)), 200)
     try:
-        _write(
-            sessions,
-            job_id,
-            JobStatus.FAILED,
-            token,
-            worker,
-            "a processor failed",
-            error_type=getattr(error, "error_type", type(error).__name__),
-            error_message=str(error)[:4000],
-            metrics=metrics,
-            timings={**timings, "finished": stamp()},
-        )
+        try:
+            durable(
+                _write,
+                sessions,
+                job_id,
+                JobStatus.FAILED,
+                token,
+                worker,
+                "a processor failed",
+                error_type=error_type,
+                error_message=sanitize(str(error)),
+                metrics=metrics,
+                timings={**timings, "finished": stamp()},
+            )
+        except OrchestrationError:
+            raise
+        except Exception as refused:
+            if is_outage(refused):
+                raise
+            log.warning(
+                "failure recorded without its details",
+                job=str(job_id),
+                error=f"{type(refused).__name__}: {str(refused)[:300]}",
+            )
+            durable(
+                _write,
+                sessions,
+                job_id,
+                JobStatus.FAILED,
+                token,
+                worker,
+                "a processor failed",
+                error_type=error_type,
+                error_message=f"{error_type} (its message could not be stored: "
+                f"{type(refused).__name__})",
+            )
     except OrchestrationError as refused:
         log.info("failure not recorded: job no longer ours", job=str(job_id), reason=str(refused))
+    except Exception as failed:  # given up (worker stopping): the lease runs out instead
+        log.warning("failure not recorded", job=str(job_id), error=str(failed)[:300])

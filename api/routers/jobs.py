@@ -201,15 +201,30 @@ async def get_job(
     return Response(view.body, media_type="application/json", headers={"ETag": etag})
 
 
+IdempotencyKey = Annotated[str | None, Header(max_length=256, pattern=NO_NUL)]
+"""A retried lifecycle POST with the same key acts once and answers with the job."""
+
+
 def _act(
-    action: str, job_id: uuid.UUID, session: Session, cache: JobViewCache, principal: Principal
-) -> JobView:
-    job = service.request_transition(session, job_id=job_id, action=action, principal=principal)
-    view = JobView.of(job)
+    action: str,
+    job_id: uuid.UUID,
+    session: Session,
+    cache: JobViewCache,
+    principal: Principal,
+    idempotency_key: str | None,
+) -> tuple[JobView, bool]:
+    acted = service.act(
+        session,
+        job_id=job_id,
+        action=action,
+        principal=principal,
+        idempotency_key=idempotency_key,
+    )
+    view = JobView.of(acted.job)
     # Committed: drop our cached view now, so this client's next read sees its own write
     # even before PostgreSQL's NOTIFY comes back to the listener.
     cache.changed(job_id, view.version)
-    return view
+    return view, acted.acted
 
 
 @router.post(
@@ -219,10 +234,15 @@ def _act(
     responses=CONFLICT,
 )
 def cancel_job(
-    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, principal: PrincipalDep
+    job_id: uuid.UUID,
+    session: SessionDep,
+    cache: ViewCacheDep,
+    principal: PrincipalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> JobView:
-    """Cancel a job; a running one stops within a heartbeat. 409 if it already ended."""
-    return _act("cancel", job_id, session, cache, principal)
+    """Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
+    it is (200); 409 if it ended otherwise."""
+    return _act("cancel", job_id, session, cache, principal, idempotency_key)[0]
 
 
 @router.post(
@@ -232,10 +252,14 @@ def cancel_job(
     responses=CONFLICT,
 )
 def suspend_job(
-    job_id: uuid.UUID, session: SessionDep, cache: ViewCacheDep, principal: PrincipalDep
+    job_id: uuid.UUID,
+    session: SessionDep,
+    cache: ViewCacheDep,
+    principal: PrincipalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Suspend a queued or running job."""
-    return _act("suspend", job_id, session, cache, principal)
+    return _act("suspend", job_id, session, cache, principal, idempotency_key)[0]
 
 
 @router.post(
@@ -251,10 +275,12 @@ def resume_job(
     keys: KeysDep,
     cache: ViewCacheDep,
     principal: PrincipalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Queue a suspended job again."""
-    view = _act("resume", job_id, session, cache, principal)
-    _announce(client, keys, job_id)
+    view, acted = _act("resume", job_id, session, cache, principal, idempotency_key)
+    if acted:
+        _announce(client, keys, job_id)
     return view
 
 
@@ -271,10 +297,12 @@ def restart_job(
     keys: KeysDep,
     cache: ViewCacheDep,
     principal: PrincipalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> JobView:
     """Stop a running job and queue it again as a new attempt."""
-    view = _act("restart", job_id, session, cache, principal)
-    _announce(client, keys, job_id)
+    view, acted = _act("restart", job_id, session, cache, principal, idempotency_key)
+    if acted:
+        _announce(client, keys, job_id)
     return view
 
 

@@ -10,12 +10,14 @@ itself died first and left orphans.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -36,6 +38,9 @@ class Child:
     log: Path
     log_start: int = 0
     """Where this run's output begins in ``log`` (earlier runs' output comes before)."""
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    """Its own environment, when not the shared one (kept for a restart)."""
 
     @property
     def pid(self) -> int:
@@ -93,9 +98,23 @@ class Supervisor:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        child = Child(name=name, process=process, log=log, log_start=log_start)
+        child = Child(
+            name=name,
+            process=process,
+            log=log,
+            log_start=log_start,
+            argv=argv,
+            env=dict(env) if env is not None else None,
+        )
         self.children.append(child)
         return child
+
+    def restart(self, child: Child) -> Child:
+        """Start a dead child again in its place, once nothing of its group is left."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # what it left behind (a worker's JVM)
+        self.children.remove(child)
+        return self.start(child.name, child.argv, child.env)
 
     def first_exited(self) -> Child | None:
         """A child that has exited (reaping it), or None while all run."""
@@ -134,3 +153,49 @@ class Supervisor:
         while self._alive() and time.monotonic() < deadline:
             time.sleep(POLL_S)  # SIGKILL is not instant for a process in uninterruptible I/O
         return [child.name for child in alive]
+
+
+@dataclass
+class Restarts:
+    """When a child (or an embedded server) that died is started again, and when to give up.
+
+    A death is restarted after a backoff that doubles from ``initial_s`` up to ``max_s`` for
+    a name that keeps dying; ``max_deaths`` deaths within ``window_s`` seconds mean it will
+    not stay up, and the stack stops naming it. The counts go to ``state_file`` (JSON,
+    ``{name: restarts}``) for the API's ``/metrics`` (``jetspark_supervisor_restarts_total``).
+    """
+
+    state_file: Path
+    max_deaths: int = 5
+    window_s: float = 60.0
+    initial_s: float = 0.5
+    max_s: float = 10.0
+    counts: dict[str, int] = field(default_factory=dict)
+    deaths: dict[str, deque[float]] = field(default_factory=dict)
+
+    def died(self, name: str) -> float | None:
+        """Record a death; the seconds to wait before the restart, or None to give up."""
+        now = time.monotonic()
+        recent = self.deaths.setdefault(name, deque())
+        recent.append(now)
+        while recent and recent[0] < now - self.window_s:
+            recent.popleft()
+        if len(recent) >= self.max_deaths:
+            return None
+        return float(min(self.max_s, self.initial_s * 2 ** (len(recent) - 1)))
+
+    def restarted(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+        with contextlib.suppress(OSError):  # the count is for /metrics; never stop for it
+            self.state_file.write_text(json.dumps(self.counts))
+
+
+def read_restarts(state_file: Path) -> dict[str, int]:
+    """The counts ``Restarts`` wrote (empty when there are none or the file is unreadable)."""
+    try:
+        loaded = json.loads(state_file.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {str(k): int(v) for k, v in loaded.items() if isinstance(v, int)}

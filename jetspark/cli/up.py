@@ -19,9 +19,16 @@ from jetspark.cli.preflight import find_java, require_free_port
 from jetspark.cli.reaper import become_subreaper, reap_orphans
 from jetspark.cli.services import Services, start_postgres, start_redis
 from jetspark.cli.signals import Interrupted, StopSignals
-from jetspark.cli.supervisor import Child, Supervisor
+from jetspark.cli.supervisor import Child, Restarts, Supervisor
 from jetspark.cli.token import ensure_token, token_path
-from jetspark.settings import ApiSettings, DatabaseSettings, HomeSettings, RedisSettings
+from jetspark.embedded.postgres import EmbeddedPostgres
+from jetspark.settings import (
+    ApiSettings,
+    DatabaseSettings,
+    HomeSettings,
+    RedisSettings,
+    SupervisorSettings,
+)
 
 EXIT_CHILD_DIED = 1
 STOP_GRACE_S = 20.0
@@ -98,25 +105,76 @@ def _banner(base_url: str, token: str | None, home: Path, workers: int, services
     )
 
 
-def _supervise(supervisor: Supervisor, signals: StopSignals, started: float) -> int:
-    """Block until a stop signal (0) or a child's unexpected exit (non-zero).
+SERVER_CHECK_S = 2.0
+"""How often the embedded servers are checked (a ``pg_ctl status`` each time)."""
 
-    Meanwhile, say when each worker has its SparkSession: from then on, jobs start at once.
+
+def _supervise(
+    supervisor: Supervisor,
+    signals: StopSignals,
+    started: float,
+    services: Services,
+    restarts: Restarts,
+) -> int:
+    """Block until a stop signal (0) or a child that keeps dying (non-zero).
+
+    A child that dies is started again after a backoff, and an embedded server that died is
+    started again on its data; ``restarts`` says when one dies too often to go on. Meanwhile,
+    say when each worker has its SparkSession: from then on, jobs start at once.
     """
     warming = [child for child in supervisor.children if child.name.startswith("worker")]
+    pending: dict[str, tuple[float, Child]] = {}
+    next_check = time.monotonic() + SERVER_CHECK_S
     while signals.requested is None:
-        signals.wake.wait(1.0)
+        due = min([at for at, _ in pending.values()], default=time.monotonic() + 1.0)
+        signals.wake.wait(max(0.05, min(1.0, due - time.monotonic())))
         signals.wake.clear()
         reap_orphans(keep=[child.pid for child in supervisor.children])
-        dead = supervisor.first_exited()
-        if dead is not None:
-            _say(f"error: {_death_message(dead, 'unexpectedly')}; stopping everything")
-            return EXIT_CHILD_DIED
+        for child in supervisor.children:
+            if child.name in pending or child.process.poll() is None:
+                continue
+            wait = restarts.died(child.name)
+            if wait is None:
+                gave_up = f"({restarts.max_deaths} times in {restarts.window_s:.0f} s)"
+                _say(f"error: {_death_message(child, gave_up)}; stopping everything")
+                return EXIT_CHILD_DIED
+            _say(f"{_death_message(child, 'unexpectedly')}; restarting in {wait:.1f} s")
+            pending[child.name] = (time.monotonic() + wait, child)
+        for name, (at, child) in list(pending.items()):
+            if time.monotonic() >= at and signals.requested is None:
+                del pending[name]
+                fresh = supervisor.restart(child)
+                restarts.restarted(name)
+                if name.startswith("worker"):
+                    warming = [c for c in warming if c.name != name] + [fresh]
+        if time.monotonic() >= next_check:
+            next_check = time.monotonic() + SERVER_CHECK_S
+            if not _keep_servers_up(services, restarts):
+                return EXIT_CHILD_DIED
         for child in [child for child in warming if WORKER_STARTED in child.output()]:
             warming.remove(child)
             _say(f"{child.name} ready: Spark is warm ({time.monotonic() - started:.1f} s)")
     _say(f"{signals.requested}: stopping")
     return 0
+
+
+def _keep_servers_up(services: Services, restarts: Restarts) -> bool:
+    """Start an embedded server that died again, on its data; False to give up."""
+    for server in services.started:
+        if server.running():
+            continue
+        name = "postgresql" if isinstance(server, EmbeddedPostgres) else "redis"
+        if restarts.died(name) is None:
+            _say(f"error: embedded {name} keeps dying; stopping everything")
+            return False
+        _say(f"embedded {name} died; starting it again on its data")
+        try:
+            server.start()
+        except (RuntimeError, TimeoutError, OSError) as error:
+            _say(f"embedded {name} did not start again: {first_line(str(error))}")
+            continue  # tried again at the next check, counted as another death
+        restarts.restarted(name)
+    return True
 
 
 def up(
@@ -150,7 +208,15 @@ def up(
             _migrate(services.database_url)
             configured_tokens = ApiSettings().tokens
             token = None if configured_tokens else ensure_token(home)
+            limits = SupervisorSettings()
+            restarts = Restarts(
+                home.absolute() / "supervisor.json",
+                max_deaths=limits.max_deaths,
+                window_s=limits.window_s,
+            )
+            restarts.state_file.unlink(missing_ok=True)  # counts are per run of `up`
             env = worker_env(os.environ) | {
+                "JETSPARK_SUPERVISOR_STATE_FILE": str(restarts.state_file),
                 "JETSPARK_DATABASE_URL": services.database_url,
                 "JETSPARK_REDIS_URL": services.redis_url,
                 "PYSPARK_PYTHON": sys.executable,
@@ -167,7 +233,7 @@ def up(
             ready_s = _wait_ready(base_url, supervisor, signals, ready_timeout)
             typer.echo(_banner(base_url, token, home, workers, services))
             _say(f"ready in {ready_s:.1f} s")
-            code = _supervise(supervisor, signals, started)
+            code = _supervise(supervisor, signals, started, services, restarts)
         except Interrupted as stop:
             _say(f"{stop}: stopping")
         except CliError:

@@ -14,9 +14,18 @@ def normalize_url(url: str) -> str:
     return url
 
 
+CONNECT_TIMEOUT_S = 5
+"""A PostgreSQL that does not answer is an outage after this long, not a hang."""
+
+
 def make_engine(url: str, *, pool_size: int = 10) -> Engine:
     return create_engine(
-        normalize_url(url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+        normalize_url(url),
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        pool_timeout=CONNECT_TIMEOUT_S,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
     )
 
 

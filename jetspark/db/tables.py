@@ -135,3 +135,19 @@ class JobResult(Base):
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     vertex: Mapped[str] = mapped_column(String(256))
     item: Mapped[dict[str, Any]] = mapped_column(JSONB)
+
+
+class LifecycleRequest(Base):
+    """A lifecycle POST (cancel, suspend, resume, restart) made with an Idempotency-Key: a
+    retry with the same key acts once and answers with the job as it is."""
+
+    __tablename__ = "lifecycle_requests"
+
+    principal: Mapped[str] = mapped_column(String(128), primary_key=True)
+    """Keys are per principal, as a submission's are."""
+    key: Mapped[str] = mapped_column(String(256), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
+    )
+    action: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -135,6 +135,11 @@ class EmbeddedPostgres:
         wait_until(self._accepts, deadline_s=deadline_s, what="PostgreSQL")
         return self.url
 
+    def running(self) -> bool:
+        """The server of this data directory is running (``pg_ctl status``)."""
+        data = self.requested_dir.resolve()
+        return self._run("pg_ctl", "status", "-D", str(data), check=False).returncode == 0
+
     def _accepts(self) -> bool:
         try:
             with psycopg.connect(self.url, connect_timeout=2):

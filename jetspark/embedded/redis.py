@@ -74,6 +74,12 @@ class EmbeddedRedis:
         wait_until(ready, deadline_s=deadline_s, what="Valkey")
         return self.url
 
+    def running(self) -> bool:
+        """Our process is alive (one found running and reused: it answers)."""
+        if self.process is None:
+            return self.port is not None and self._answers()
+        return self.process.poll() is None
+
     def stop(self) -> None:
         if self.process is None:
             return

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from jetspark.db.tables import Job, JobResult, JobTransition
+from jetspark.db.tables import Job, JobResult, JobTransition, LifecycleRequest
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
@@ -27,7 +27,7 @@ class IdempotencyConflict(Exception):
     """The same Idempotency-Key was used before with a different body."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(f"Idempotency-Key {key!r} was used before with a different body")
+        super().__init__(f"Idempotency-Key {key!r} was used before with a different request")
 
 
 class InvalidCursor(ValueError):
@@ -212,12 +212,59 @@ USER_ACTIONS: dict[str, JobStatus] = {
 }
 
 
+ALREADY_THERE = {"cancel"}
+"""Actions that, asked of a job already in their target status, answer with the job (200):
+a client retrying a cancel whose answer it lost must not see a 409."""
+
+
+@dataclass(frozen=True)
+class Acted:
+    job: Job
+    acted: bool
+    """False for a replay (Idempotency-Key) or a job already where the action leads."""
+
+
 def request_transition(
-    session: Session, *, job_id: uuid.UUID, action: str, principal: Principal = LOCAL
+    session: Session,
+    *,
+    job_id: uuid.UUID,
+    action: str,
+    principal: Principal = LOCAL,
+    idempotency_key: str | None = None,
 ) -> Job:
     """A user's cancel/suspend/resume/restart; commits. Restart goes on to QUEUED at once."""
+    return act(
+        session,
+        job_id=job_id,
+        action=action,
+        principal=principal,
+        idempotency_key=idempotency_key,
+    ).job
+
+
+def act(
+    session: Session,
+    *,
+    job_id: uuid.UUID,
+    action: str,
+    principal: Principal = LOCAL,
+    idempotency_key: str | None = None,
+) -> Acted:
+    """``request_transition``, saying whether it changed anything.
+
+    With ``idempotency_key`` (the principal's own, like a submission's), the first request
+    acts and records the key in the same transaction; a retry with the key answers with the
+    job as it is now, acting no more. The key used before for another job or action is
+    refused (``IdempotencyConflict``).
+    """
+    if idempotency_key is not None:
+        earlier = _lifecycle_replay(session, principal, idempotency_key, job_id, action)
+        if earlier is not None:
+            return Acted(earlier, acted=False)
     target = USER_ACTIONS[action]
-    get_job(session, job_id, principal)
+    current = get_job(session, job_id, principal)
+    if action in ALREADY_THERE and current.status == target.value:
+        return Acted(current, acted=False)
     stamp = orchestration.now()  # announced_at: the caller announces after the commit
     job = orchestration.transition(
         session,
@@ -230,8 +277,35 @@ def request_transition(
         job = orchestration.transition(
             session, job_id, JobStatus.QUEUED, cause="restarting", announced_at=stamp
         )
-    session.commit()
-    return job
+    if idempotency_key is not None:
+        session.add(
+            LifecycleRequest(
+                principal=principal.name, key=idempotency_key, job_id=job_id, action=action
+            )
+        )
+    try:
+        session.commit()
+    except IntegrityError:
+        # The same key won a race in another request: that one acted, this one must not.
+        session.rollback()
+        if idempotency_key is None:
+            raise
+        earlier = _lifecycle_replay(session, principal, idempotency_key, job_id, action)
+        if earlier is None:
+            raise
+        return Acted(earlier, acted=False)
+    return Acted(job, acted=True)
+
+
+def _lifecycle_replay(
+    session: Session, principal: Principal, key: str, job_id: uuid.UUID, action: str
+) -> Job | None:
+    seen = session.get(LifecycleRequest, (principal.name, key))
+    if seen is None:
+        return None
+    if (seen.job_id, seen.action) != (job_id, action):
+        raise IdempotencyConflict(key)
+    return get_job(session, job_id, principal)
 
 
 def list_results(

@@ -23,6 +23,11 @@ class Keys:
     def reconciler_lock(self) -> str:
         return f"{self.namespace}:lock:reconciler"
 
+    @property
+    def alive_marker(self) -> str:
+        """Set by the reconciler; missing means Redis lost its data (restarted empty)."""
+        return f"{self.namespace}:alive"
+
     def worker_heartbeat(self, worker: str) -> str:
         return f"{self.namespace}:worker:{worker}"
 

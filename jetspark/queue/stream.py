@@ -21,13 +21,16 @@ class Entry:
     job_id: uuid.UUID
 
 
-def ensure_group(client: redis.Redis, keys: Keys) -> None:
-    """Create the stream and its consumer group if either is missing (idempotent)."""
+def ensure_group(client: redis.Redis, keys: Keys) -> bool:
+    """Create the stream and its consumer group if either is missing (idempotent); True
+    when it had to (Redis lost them, or this is the first worker)."""
     try:
         client.xgroup_create(keys.jobs_stream, keys.workers_group, id="0", mkstream=True)
     except redis.ResponseError as error:
         if "BUSYGROUP" not in str(error):
             raise
+        return False
+    return True
 
 
 def announce(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> str:
@@ -91,10 +94,19 @@ def touch(client: redis.Redis, keys: Keys, consumer: str, entry_ids: list[str]) 
     """Reset the idle time of entries this consumer still works on (XCLAIM ... JUSTID)."""
     if entry_ids:
         ids: list[Any] = list(entry_ids)
-        client.xclaim(keys.jobs_stream, keys.workers_group, consumer, 0, ids, justid=True)
+        try:
+            client.xclaim(keys.jobs_stream, keys.workers_group, consumer, 0, ids, justid=True)
+        except redis.ResponseError as error:
+            if "NOGROUP" not in str(error):
+                raise
+            ensure_group(client, keys)  # Redis lost it: the jobs are held in PostgreSQL
 
 
 def ack(client: redis.Redis, keys: Keys, entry_ids: list[str]) -> None:
     if entry_ids:
-        client.xack(keys.jobs_stream, keys.workers_group, *entry_ids)
+        try:
+            client.xack(keys.jobs_stream, keys.workers_group, *entry_ids)
+        except redis.ResponseError as error:
+            if "NOGROUP" not in str(error):
+                raise
         client.xdel(keys.jobs_stream, *entry_ids)

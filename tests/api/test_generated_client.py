@@ -223,7 +223,9 @@ def test_transitions_and_409_on_illegal_moves(
     refused(jobs_restart, "QUEUED")
     cancelled = act(jobs_cancel, JobStatus.CANCELLED)
     assert cancelled.finished_at is not None
-    for action in (jobs_cancel, jobs_suspend, jobs_resume, jobs_restart):
+    again = act(jobs_cancel, JobStatus.CANCELLED)  # a retried cancel: the job as it is
+    assert again.version == cancelled.version
+    for action in (jobs_suspend, jobs_resume, jobs_restart):
         refused(action, "CANCELLED")
 
     missing = jobs_cancel.sync_detailed(uuid.uuid4(), client=client)

@@ -100,9 +100,30 @@ def test_transitions_and_illegal_ones(http: httpx.Client, word_count: dict[str, 
     refused = http.post(f"/v1/jobs/{job_id}/restart")
     assert refused.status_code == 409
     assert refused.json()["title"] == "Illegal transition" and "QUEUED" in refused.json()["detail"]
-    assert http.post(f"/v1/jobs/{job_id}/cancel").json()["status"] == "CANCELLED"
-    again = http.post(f"/v1/jobs/{job_id}/cancel")
-    assert again.status_code == 409 and "CANCELLED" in again.json()["detail"]
+    cancelled = http.post(f"/v1/jobs/{job_id}/cancel")
+    assert cancelled.json()["status"] == "CANCELLED"
+    again = http.post(f"/v1/jobs/{job_id}/cancel")  # a retry: the job as it is, not a 409
+    assert again.status_code == 200 and again.json() == cancelled.json()
+    illegal = http.post(f"/v1/jobs/{job_id}/resume")
+    assert illegal.status_code == 409 and "CANCELLED" in illegal.json()["detail"]
+
+
+def test_lifecycle_posts_honour_idempotency_keys(
+    http: httpx.Client, word_count: dict[str, Any]
+) -> None:
+    job_id = submit(http, word_count).json()["id"]
+    key = {"Idempotency-Key": f"suspend-{uuid.uuid4()}"}
+    first = http.post(f"/v1/jobs/{job_id}/suspend", headers=key)
+    assert first.status_code == 200 and first.json()["status"] == "SUSPENDED"
+    resumed = http.post(f"/v1/jobs/{job_id}/resume").json()
+    # The suspend's answer was lost; its retry does not suspend the resumed job again.
+    replay = http.post(f"/v1/jobs/{job_id}/suspend", headers=key)
+    assert replay.status_code == 200 and replay.json()["status"] == "QUEUED"
+    assert replay.json()["version"] == resumed["version"]
+    # The same key for another action is a client's mistake, said so.
+    reused = http.post(f"/v1/jobs/{job_id}/cancel", headers=key)
+    assert reused.status_code == 422 and reused.json()["title"] == "Key reused"
+    assert http.get(f"/v1/jobs/{job_id}").json()["status"] == "QUEUED"
 
 
 def test_unknown_and_malformed_job_ids(http: httpx.Client) -> None:

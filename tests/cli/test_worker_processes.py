@@ -35,7 +35,8 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
     redis_client: redis.Redis,
     keys: Keys,
 ) -> None:
-    workers = [start_worker("one"), start_worker("two")]  # both cold-start Spark at once
+    grace = {"JETSPARK_SHUTDOWN_GRACE_S": "2"}
+    workers = [start_worker("one", **grace), start_worker("two", **grace)]  # cold, at once
     poll(
         lambda: heartbeating(redis_client, keys, workers),
         deadline_s=COLD_START_DEADLINE_S,
@@ -84,7 +85,8 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
     assert read_job(sessions, job_id).status == "CANCELLED"
     assert causes(sessions, job_id)[-1] == "cancel requested"
 
-    # SIGTERM stops B promptly, and the job it was running is left to be reclaimed, not failed.
+    # SIGTERM stops B promptly: the batch job it was running gets its grace period, then is
+    # handed over (QUEUED again at once, not failed, not left RUNNING until its lease ends).
     last = submit(sessions, redis_client, keys, LONG_JOB)
     poll(
         job_when(sessions, last, lambda job: job.status == "RUNNING" and b.owns(job.worker)),
@@ -94,4 +96,5 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
     b.process.send_signal(signal.SIGTERM)
     assert b.process.wait(timeout=30) == 0, log_of(b.log)
     left = read_job(sessions, last)
-    assert left.status == "RUNNING" and left.error_type is None, causes(sessions, last)
+    assert left.status == "QUEUED" and left.error_type is None, causes(sessions, last)
+    assert causes(sessions, last)[-1].startswith("worker stopping"), causes(sessions, last)

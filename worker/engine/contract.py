@@ -67,6 +67,11 @@ class EpochLog(Protocol):
 
     def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None: ...
 
+    def reset(self) -> None:
+        """Forget every epoch, result and snapshot of the job (not its exported ones): it
+        replays from its sources' beginning."""
+        ...
+
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         """Commit the epoch; returns older snapshots whose state may now be deleted."""
         ...
@@ -116,6 +121,9 @@ class JobControl:
     job_group: str
     """The Spark job group the worker set for this job's thread."""
     cancelled: threading.Event = field(default_factory=threading.Event)
+    handover: threading.Event = field(default_factory=threading.Event)
+    """The worker is stopping (SIGTERM): a stream ends at its next barrier once its last
+    snapshot is committed, raising ``JobHandedOver``, so another worker resumes it."""
     results_cap: int = RESULTS_CAP
     epochs: EpochLog | None = None
     """Set for jobs the worker runs: streaming jobs commit their epochs through it."""
@@ -128,6 +136,10 @@ class JobControl:
     timings: dict[str, Any] = field(default_factory=dict)
     """The run's phases and their ISO times (``worker/timings.py``); the engine adds
     ``planned``."""
+
+
+class JobHandedOver(Exception):
+    """A stream stopped for its worker's shutdown with its last snapshot committed."""
 
 
 @dataclass

@@ -27,10 +27,12 @@ from jetspark.dag.snapshots import dag_fingerprint, state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+from jetspark.retry import Retry
 from jetspark.settings import StreamSettings
 from worker.engine.contract import (
     EpochCommit,
     JobControl,
+    JobHandedOver,
     JobOutcome,
     RunnableJob,
     SnapshotRecord,
@@ -45,8 +47,10 @@ from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_empty, planner_for
 from worker.engine.streaming.state_store import (
+    SnapshotLost,
     StoreAddress,
     delete_snapshot,
+    missing_state,
     read_state,
     write_state,
 )
@@ -56,6 +60,12 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.stream")
+
+REPLAYABLE_SOURCES = frozenset({"source.sequence", "source.items", "source.files"})
+"""Sources that give the same items again from their beginning."""
+REPLAYABLE_SINKS = frozenset({"sink.results", "sink.logger", "sink.redis_map"})
+"""Sinks a replay from the beginning leaves exactly as one run would: the job's results are
+dropped with its epochs, a map's entries are overwritten with the same values."""
 
 
 class _Stream:
@@ -99,6 +109,8 @@ class _Stream:
         )
         """Writes each epoch's snapshot and commits it while the next epoch runs."""
         self.pending: Future[None] | None = None
+        self.durable = Retry(f"stream {job.id}", logger=log, stopping=control.cancelled)
+        """Waits out PostgreSQL or Redis going away under the epoch log and the snapshots."""
         control.counts = lambda: self.counts
         control.marks = lambda: self.marks
 
@@ -106,24 +118,48 @@ class _Stream:
 
     def start(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
         epochs = self.control.epochs
-        restored = epochs.restore_point() if epochs is not None and self.snapshots else None
+        restored = (
+            self.durable(epochs.restore_point) if epochs is not None and self.snapshots else None
+        )
         name = self.spec.config.initial_snapshot
         if restored is None and name is not None:
-            restored = epochs.named_snapshot(name) if epochs is not None else None
+            restored = self.durable(epochs.named_snapshot, name) if epochs is not None else None
             if restored is None:
                 raise EngineError(f"no committed snapshot is named {name!r}")
         if restored is None:
-            now = self.job_t0_ms = _now_ms()
-            offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
-            return 0, offsets, WatermarkTracker.for_plan(self.plan)
+            return self.from_the_beginning()
         log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
-        self.state = self.restore_state(restored)
+        try:
+            self.state = self.restore_state(restored)
+        except SnapshotLost as lost:
+            if epochs is None or not self.replayable(restored):
+                raise
+            log.warning("snapshot lost: replaying from the sources' beginning", reason=str(lost))
+            self.durable(epochs.reset)
+            return self.from_the_beginning()
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
         if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
             self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
             self.job_t0_ms = int(restored.offsets.get("job_t0_ms", self.job_t0_ms))
         return restored.epoch, dict(restored.offsets["sources"]), tracker
+
+    def from_the_beginning(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
+        now = self.job_t0_ms = _now_ms()
+        offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
+        return 0, offsets, WatermarkTracker.for_plan(self.plan)
+
+    def replayable(self, lost: SnapshotRecord) -> bool:
+        """An exactly-once job of its own snapshot whose sources can start over and whose
+        sinks end as one run would leave them: it replays instead of failing."""
+        kinds = {self.dag.vertices[name].processor for name in self.plan.order}
+        sources = {self.dag.vertices[name].processor for name in self.sources}
+        return (
+            self.exactly_once
+            and lost.job_id == self.job.id
+            and sources <= REPLAYABLE_SOURCES
+            and {kind for kind in kinds if kind.startswith("sink.")} <= REPLAYABLE_SINKS
+        )
 
     def restore_state(self, record: SnapshotRecord) -> dict[str, DataFrame]:
         address = StoreAddress(
@@ -133,6 +169,7 @@ class _Stream:
             record.snapshot_id,
             int(record.stats["partition_count"]),
         )
+        self.check_intact(record, address)
         state: dict[str, DataFrame] = {}
         for vertex, stats in record.stats.get("vertices", {}).items():
             if vertex not in self.dag.vertices:
@@ -141,6 +178,30 @@ class _Stream:
             # Read now: the snapshot's keys go once the next one commits.
             state[vertex] = self.reslot(vertex, frame, stats["layout"]).localCheckpoint(eager=True)
         return state
+
+    def check_intact(self, record: SnapshotRecord, address: StoreAddress) -> None:
+        """Every blob the snapshot's commit counted is in Redis, byte for byte; else the
+        job fails naming the snapshot (going on with what is left would be silently wrong)."""
+        lost = [
+            gap
+            for vertex, stats in record.stats.get("vertices", {}).items()
+            if vertex in self.dag.vertices and "keys" in stats
+            if (
+                gap := self.durable(
+                    missing_state,
+                    self.client,
+                    address,
+                    vertex,
+                    keys=int(stats["keys"]),
+                    size=int(stats["bytes"]),
+                )
+            )
+        ]
+        if lost:
+            which = f"snapshot {record.snapshot_id} of job {record.job_id}"
+            if record.name:
+                which += f" ({record.name!r})"
+            raise SnapshotLost(f"{which}: its state is lost from Redis: {'; '.join(lost)}")
 
     def reslot(self, vertex: str, frame: DataFrame, layout: dict[str, int]) -> DataFrame:
         """State saved under another parallelism or membership goes to its new owners: a
@@ -177,18 +238,22 @@ class _Stream:
                 from worker.engine.runner import JobCancelled
 
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
+            if self.control.handover.is_set():
+                self.await_commit()  # the last snapshot: the next worker starts from it
+                raise JobHandedOver(f"job {self.job.id} handed over after epoch {epoch}")
             epoch += 1
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
-                ranges = self.control.epochs.planned_ranges(epoch)
+                ranges = self.durable(self.control.epochs.planned_ranges, epoch)
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
-                if self.control.cancelled.wait(max(0.0, next_start - time.monotonic())):
+                if self._interrupted(max(0.0, next_start - time.monotonic())):
+                    epoch -= 1
                     continue
                 ranges = self.plan_ranges(offsets)
                 if self.exactly_once and self.control.epochs is not None:
-                    self.control.epochs.plan_epoch(epoch, ranges, self.fingerprint)
+                    self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
             offsets = {
                 s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
@@ -233,6 +298,14 @@ class _Stream:
                     sources=self.sources,
                     sinks=self.sinks,
                 )
+
+    def _interrupted(self, wait_s: float) -> bool:
+        """Wait for the next epoch's start; True when asked to stop or hand over first."""
+        deadline = time.monotonic() + wait_s
+        while (left := deadline - time.monotonic()) > 0:
+            if self.control.cancelled.wait(min(left, 0.1)) or self.control.handover.is_set():
+                return True
+        return self.control.cancelled.is_set() or self.control.handover.is_set()
 
     def plan_ranges(self, offsets: dict[str, Any]) -> dict[str, Any]:
         now = _now_ms()
@@ -297,7 +370,7 @@ class _Stream:
         snapshot = self.snapshot_offsets(scope, offsets, counted) if self.snapshots else None
         self.await_commit()
         self.pending = self.committer.submit(
-            self.commit, scope.epoch, scope.results, carried, snapshot, counted
+            self.durable, self.commit, scope.epoch, scope.results, carried, snapshot, counted
         )
 
     def await_commit(self) -> None:

@@ -29,6 +29,12 @@ WAIT_TIMEOUT_MS = 2_000
 """How long a snapshot write waits for its backups before the snapshot fails."""
 
 
+class SnapshotLost(Exception):
+    """A committed snapshot's state is no longer (all) in Redis: restarted empty, evicted."""
+
+    error_type = "SnapshotLost"
+
+
 class ReplicasMissing(Exception):
     """Fewer replicas than ``backup_count`` acknowledged a snapshot write."""
 
@@ -110,6 +116,23 @@ def read_state(
     tasks = spark.sparkContext.defaultParallelism
     seeds = spark.range(address.partition_count, numPartitions=tasks)
     return seeds.mapInArrow(read, schema)
+
+
+def missing_state(client: Any, address: StoreAddress, vertex: str, *, keys: int, size: int) -> str:
+    """What is missing of one vertex's state against what its commit recorded in PostgreSQL
+    (``keys`` partition blobs, ``size`` bytes in all); empty when it is all there."""
+    pipe = client.pipeline(transaction=False)
+    job, sid = address.job_id, address.snapshot_id
+    for p in range(address.partition_count):
+        pipe.hstrlen(address.keys.snapshot_partition(p, job, sid), vertex)
+    lengths = [int(n) for n in pipe.execute()]
+    found, found_bytes = sum(1 for n in lengths if n), sum(lengths)
+    if (found, found_bytes) == (keys, size):
+        return ""
+    return (
+        f"vertex {vertex!r}: {found} of {keys} partition blobs, {found_bytes} of {size} bytes "
+        "in Redis"
+    )
 
 
 def delete_snapshot(client: Any, address: StoreAddress) -> None:

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.job_view import JobView
 from ...models.problem_detail import ProblemDetail
+from ...types import UNSET, Unset
 from typing import cast
 from uuid import UUID
 
@@ -17,9 +18,15 @@ from uuid import UUID
 
 def _get_kwargs(
     job_id: UUID,
+    *,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
-    
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["idempotency-key"] = idempotency_key
+
+
 
     
 
@@ -31,6 +38,7 @@ def _get_kwargs(
     }
 
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -104,14 +112,17 @@ def sync_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[JobView | ProblemDetail]:
     """ Cancel Job
 
-     Cancel a job; a running one stops within a heartbeat. 409 if it already ended.
+     Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
+    it is (200); 409 if it ended otherwise.
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -124,6 +135,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+idempotency_key=idempotency_key,
 
     )
 
@@ -137,14 +149,17 @@ def sync(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> JobView | ProblemDetail | None:
     """ Cancel Job
 
-     Cancel a job; a running one stops within a heartbeat. 409 if it already ended.
+     Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
+    it is (200); 409 if it ended otherwise.
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -158,6 +173,7 @@ def sync(
     return sync_detailed(
         job_id=job_id,
 client=client,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -165,14 +181,17 @@ async def asyncio_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[JobView | ProblemDetail]:
     """ Cancel Job
 
-     Cancel a job; a running one stops within a heartbeat. 409 if it already ended.
+     Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
+    it is (200); 409 if it ended otherwise.
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,6 +204,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+idempotency_key=idempotency_key,
 
     )
 
@@ -198,14 +218,17 @@ async def asyncio(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> JobView | ProblemDetail | None:
     """ Cancel Job
 
-     Cancel a job; a running one stops within a heartbeat. 409 if it already ended.
+     Cancel a job; a running one stops within a heartbeat. A cancelled job is answered as
+    it is (200); 409 if it ended otherwise.
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -219,5 +242,6 @@ async def asyncio(
     return (await asyncio_detailed(
         job_id=job_id,
 client=client,
+idempotency_key=idempotency_key,
 
     )).parsed

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.job_view import JobView
 from ...models.problem_detail import ProblemDetail
+from ...types import UNSET, Unset
 from typing import cast
 from uuid import UUID
 
@@ -17,9 +18,15 @@ from uuid import UUID
 
 def _get_kwargs(
     job_id: UUID,
+    *,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
-    
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["idempotency-key"] = idempotency_key
+
+
 
     
 
@@ -31,6 +38,7 @@ def _get_kwargs(
     }
 
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -104,6 +112,7 @@ def sync_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[JobView | ProblemDetail]:
     """ Suspend Job
@@ -112,6 +121,7 @@ def sync_detailed(
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -124,6 +134,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+idempotency_key=idempotency_key,
 
     )
 
@@ -137,6 +148,7 @@ def sync(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> JobView | ProblemDetail | None:
     """ Suspend Job
@@ -145,6 +157,7 @@ def sync(
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -158,6 +171,7 @@ def sync(
     return sync_detailed(
         job_id=job_id,
 client=client,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -165,6 +179,7 @@ async def asyncio_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[JobView | ProblemDetail]:
     """ Suspend Job
@@ -173,6 +188,7 @@ async def asyncio_detailed(
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,6 +201,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+idempotency_key=idempotency_key,
 
     )
 
@@ -198,6 +215,7 @@ async def asyncio(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> JobView | ProblemDetail | None:
     """ Suspend Job
@@ -206,6 +224,7 @@ async def asyncio(
 
     Args:
         job_id (UUID):
+        idempotency_key (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -219,5 +238,6 @@ async def asyncio(
     return (await asyncio_detailed(
         job_id=job_id,
 client=client,
+idempotency_key=idempotency_key,
 
     )).parsed
