@@ -192,7 +192,8 @@ class EngineBounds(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="JETSPARK_BOUND_")
 
-    sequence_count: int = Field(default=10**10, ge=1)
+    sequence_count: int = Field(default=2**53, ge=1)
+    """Far more than a job can emit; keeps ``start + count`` and rates exact in 64 bits."""
     rate_per_s: float = Field(default=10_000_000.0, gt=0)
     partition_count: int = Field(default=65_536, ge=1)
     timeout_s: float = Field(default=7 * 24 * 3600.0, gt=0)
