@@ -23,6 +23,28 @@ class Progress(BaseModel):
     items_out: int
 
 
+class SparkJobTiming(BaseModel):
+    """One Spark job a jetspark job ran."""
+
+    id: int
+    stages: list[int]
+    status: str | None = None
+    submitted: datetime | None
+    """When its first stage was submitted (None if every stage was skipped)."""
+
+
+class Timings(BaseModel):
+    """When the last attempt went through each phase, to explain a slow run."""
+
+    queued: datetime | None = None
+    claimed: datetime | None = None
+    running: datetime | None = None
+    planned: datetime | None = None
+    spark_jobs: list[SparkJobTiming] = []
+    results_written: datetime | None = None
+    finished: datetime | None = None
+
+
 class JobView(BaseModel):
     """A job as clients see it."""
 
@@ -41,6 +63,8 @@ class JobView(BaseModel):
     vertex_counts: dict[str, Any] | None
     last_snapshot: dict[str, Any] | None = None
     plan: dict[str, Any] | None
+    timings: Timings | None = None
+    """Set once an attempt ended (COMPLETED or FAILED)."""
 
     @classmethod
     def of(cls, job: Job) -> JobView:
@@ -65,6 +89,7 @@ class JobView(BaseModel):
             vertex_counts=job.vertex_counts,
             last_snapshot=job.last_snapshot,
             plan=job.plan,
+            timings=Timings.model_validate(job.timings) if job.timings else None,
         )
 
 

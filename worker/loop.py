@@ -202,6 +202,10 @@ class Worker:
                     principal=job.principal,
                 ),
                 redis=RedisTarget.of_client(self.client, self.keys.namespace, job.principal),
+                timings={
+                    "queued": (job.announced_at or job.created_at).isoformat(),
+                    "claimed": job.updated_at.isoformat(),
+                },
             ),
         )
         timeout = (held.job.definition.get("config") or {}).get("timeout_s")

@@ -23,6 +23,7 @@ from jetspark.retry import Retry, is_outage
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
 from worker.live_metrics import JobReporter, MetricsReporting
+from worker.timings import spark_jobs, stamp
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -91,9 +92,10 @@ def perform(
     durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
         durable(_write, sessions, job_id, JobStatus.RUNNING, token, worker, "running")
+        held.control.timings["running"] = stamp()
         outcome = engine_run(spark, held.job, held.control)
         final = _final(reporter, outcome.vertex_counts)
-        durable(_complete, sessions, job_id, token, worker, outcome, final)
+        durable(_complete, sessions, job_id, token, worker, outcome, final, _timings(held, context))
         held.outcome_status = JobStatus.COMPLETED
         bind.info("job completed", items_out=outcome.items_out)
     except OrchestrationError as refused:
@@ -118,7 +120,16 @@ def perform(
                 held.outcome_status = JobStatus.QUEUED
         else:
             bind.warning("job failed", error=f"{type(error).__name__}: {str(error)[:1000]}")
-            _fail(durable, sessions, job_id, token, worker, error, _final(reporter))
+            _fail(
+                durable,
+                sessions,
+                job_id,
+                token,
+                worker,
+                error,
+                _final(reporter),
+                _timings(held, context),
+            )
             held.outcome_status = JobStatus.FAILED
     finally:
         if reporter is not None:
@@ -152,6 +163,13 @@ def _final(
     except Exception as error:
         log.warning("final metrics lost", job=str(reporter.job.id), error=str(error))
         return None
+
+
+def _timings(held: HeldJob, context: SparkContext) -> dict[str, Any]:
+    """The run's timings so far, with the Spark jobs it ran."""
+    timings = held.control.timings
+    since = timings.get("claimed")
+    return {**timings, "spark_jobs": spark_jobs(context, held.control.job_group, since)}
 
 
 def _keep_if_cancelled(
@@ -191,9 +209,10 @@ def _complete(
     worker: str,
     outcome: JobOutcome,
     metrics: dict[str, Any] | None,
+    timings: dict[str, Any],
 ) -> None:
     with sessions() as session:
-        orchestration.transition(
+        job = orchestration.transition(
             session,
             job_id,
             JobStatus.COMPLETED,
@@ -213,6 +232,8 @@ def _complete(
             for item in items:
                 session.add(JobResult(job_id=job_id, seq=seq, vertex=vertex, item=item))
                 seq += 1
+        session.flush()
+        job.timings = {**timings, "results_written": stamp(), "finished": stamp()}
         session.commit()
 
 
@@ -248,6 +269,7 @@ def _fail(
     worker: str,
     error: Exception,
     metrics: dict[str, Any] | None,
+    timings: dict[str, Any],
 ) -> None:
     """Record FAILED; if that write is refused for its content, record a minimal FAILED, so
     a job never goes back to a worker over and over because its failure could not be kept."""
@@ -265,6 +287,7 @@ def _fail(
                 error_type=error_type,
                 error_message=sanitize(str(error)),
                 metrics=metrics,
+                timings={**timings, "finished": stamp()},
             )
         except OrchestrationError:
             raise

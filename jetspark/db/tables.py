@@ -71,6 +71,8 @@ class Job(Base):
     """The summary of the job's last committed snapshot."""
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     """The final ``JobMetrics`` document, stored with the job's last status by its worker."""
+    timings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The last attempt's phases and times (``worker/timings.py``), stored when it ends."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

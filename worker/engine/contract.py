@@ -145,6 +145,9 @@ class JobControl:
     counts: Callable[[], Mapping[str, VertexCounts]] | None = None
     """Set by the engine: the per-vertex counts known so far (the live metrics read it from
     another thread; it may raise while the engine adds vertices)."""
+    timings: dict[str, Any] = field(default_factory=dict)
+    """The run's phases and their ISO times (``worker/timings.py``); the engine adds
+    ``planned``."""
 
 
 class JobHandedOver(Exception):

@@ -28,6 +28,7 @@ from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route, without_slot
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import is_unbounded
+from worker.timings import stamp
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -214,6 +215,7 @@ def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOu
     spec = JobSpec.model_validate(job.definition)
     dag = validate_job(spec)
     plan = ExecutionPlan.model_validate(job.plan) if job.plan else build_plan(dag)
+    control.timings["planned"] = stamp()
     # Both sides of a join are hash-partitioned on the processor slot alone; let Spark join
     # them in place rather than reshuffle on every join key.
     spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")

@@ -41,6 +41,8 @@ from .routing import Routing
 from .snapshot_list import SnapshotList
 from .snapshot_view import SnapshotView
 from .snapshot_view_vertices import SnapshotViewVertices
+from .spark_job_timing import SparkJobTiming
+from .timings import Timings
 from .validation_report import ValidationReport
 from .validation_report_plan import ValidationReportPlan
 from .vertex_metrics import VertexMetrics
@@ -94,6 +96,8 @@ __all__ = (
     "SnapshotList",
     "SnapshotView",
     "SnapshotViewVertices",
+    "SparkJobTiming",
+    "Timings",
     "ValidationReport",
     "ValidationReportPlan",
     "VertexMetrics",

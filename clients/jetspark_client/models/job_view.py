@@ -20,6 +20,7 @@ if TYPE_CHECKING:
   from ..models.job_view_plan_type_0 import JobViewPlanType0
   from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0
   from ..models.progress import Progress
+  from ..models.timings import Timings
 
 
 
@@ -49,6 +50,7 @@ class JobView:
             vertex_counts (JobViewVertexCountsType0 | None):
             worker (None | str):
             last_snapshot (JobViewLastSnapshotType0 | None | Unset):
+            timings (None | Timings | Unset):
      """
 
     attempt: int
@@ -66,6 +68,7 @@ class JobView:
     vertex_counts: JobViewVertexCountsType0 | None
     worker: None | str
     last_snapshot: JobViewLastSnapshotType0 | None | Unset = UNSET
+    timings: None | Timings | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -78,6 +81,7 @@ class JobView:
         from ..models.job_view_plan_type_0 import JobViewPlanType0 # noqa: PLC0415
         from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0 # noqa: PLC0415
         from ..models.progress import Progress # noqa: PLC0415
+        from ..models.timings import Timings # noqa: PLC0415
         attempt = self.attempt
 
         created_at = self.created_at.isoformat()
@@ -135,6 +139,14 @@ class JobView:
         else:
             last_snapshot = self.last_snapshot
 
+        timings: dict[str, Any] | None | Unset
+        if isinstance(self.timings, Unset):
+            timings = UNSET
+        elif isinstance(self.timings, Timings):
+            timings = self.timings.to_dict()
+        else:
+            timings = self.timings
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -156,6 +168,8 @@ class JobView:
         })
         if last_snapshot is not UNSET:
             field_dict["last_snapshot"] = last_snapshot
+        if timings is not UNSET:
+            field_dict["timings"] = timings
 
         return field_dict
 
@@ -168,6 +182,7 @@ class JobView:
         from ..models.job_view_plan_type_0 import JobViewPlanType0 # noqa: PLC0415
         from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0 # noqa: PLC0415
         from ..models.progress import Progress # noqa: PLC0415
+        from ..models.timings import Timings # noqa: PLC0415
         d = dict(src_dict)
         attempt = d.pop("attempt")
 
@@ -318,6 +333,26 @@ class JobView:
         last_snapshot = _parse_last_snapshot(d.pop("last_snapshot", UNSET))
 
 
+        def _parse_timings(data: object) -> None | Timings | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                timings_type_0 = Timings.from_dict(data)
+
+
+
+                return timings_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Timings | Unset, data)
+
+        timings = _parse_timings(d.pop("timings", UNSET))
+
+
         job_view = cls(
             attempt=attempt,
             created_at=created_at,
@@ -334,6 +369,7 @@ class JobView:
             vertex_counts=vertex_counts,
             worker=worker,
             last_snapshot=last_snapshot,
+            timings=timings,
         )
 
 

@@ -1,0 +1,64 @@
+"""A job's phases with their times, kept with the job so a slow run can be explained.
+
+The worker stamps ``queued`` (when the job was queued), ``claimed``, ``running``; the engine
+``planned``; the final write ``results_written`` and ``finished``. ``spark_jobs`` lists the
+Spark jobs of the job's group with their stages and when their first stage was submitted,
+read from Spark's status tracker (no listener of ours runs on the scheduler's thread).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+
+log = structlog.get_logger("jetspark.worker")
+
+
+def stamp() -> str:
+    """Now, as the ISO 8601 UTC time the timings store."""
+    return datetime.now(UTC).isoformat()
+
+
+def spark_jobs(context: SparkContext, job_group: str, since: str | None) -> list[dict[str, Any]]:
+    """The Spark jobs of ``job_group`` submitted at or after ``since``, oldest first.
+
+    Never raises: timings explain a run, they never fail it."""
+    try:
+        tracker = context.statusTracker()
+        jvm_tracker = context._jsc.statusTracker()  # the JVM's: stage submission times
+        floor = datetime.fromisoformat(since).timestamp() * 1000 if since else 0.0
+        found = []
+        for job_id in sorted(tracker.getJobIdsForGroup(job_group)):
+            info = tracker.getJobInfo(job_id)
+            if info is None:
+                continue
+            submitted = [
+                int(stage.submissionTime())
+                for stage_id in info.stageIds
+                if (stage := jvm_tracker.getStageInfo(stage_id)) is not None
+                and stage.submissionTime() > 0
+            ]
+            first = min(submitted) if submitted else None
+            if first is not None and first < floor:
+                continue  # an earlier attempt's, in the same job group
+            found.append(
+                {
+                    "id": job_id,
+                    "stages": sorted(info.stageIds),
+                    "status": info.status,
+                    "submitted": (
+                        datetime.fromtimestamp(first / 1000, UTC).isoformat()
+                        if first is not None
+                        else None
+                    ),
+                }
+            )
+        return found
+    except Exception as error:
+        log.warning("spark job timings lost", group=job_group, error=str(error))
+        return []
