@@ -12,6 +12,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import bearer_token
 from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from jetspark.json_depth import text_depth
+from jetspark.settings import EngineBounds
 from jetspark.tenants.principals import PrincipalDirectory
 
 
@@ -77,6 +79,11 @@ class BodySizeLimit:
                 return
             if not message.get("more_body", False):
                 break
+        limit = EngineBounds().json_depth
+        if text_depth(bytes(body)) > limit:
+            deep = f"the request body nests deeper than {limit} levels"
+            await send_problem(send, scope, 422, "Unprocessable Content", deep)
+            return
         replayed = False
 
         async def replay() -> Message:

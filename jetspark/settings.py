@@ -186,6 +186,26 @@ class ResultLimits(BaseSettings):
     max_job_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
 
 
+class EngineBounds(BaseSettings):
+    """Upper bounds of the numbers a DAG gives the engine (``JETSPARK_BOUND_*``); a DAG over
+    one is refused at validation naming its pointer."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_BOUND_")
+
+    sequence_count: int = Field(default=2**53, ge=1)
+    """Far more than a job can emit; keeps ``start + count`` and rates exact in 64 bits."""
+    rate_per_s: float = Field(default=10_000_000.0, gt=0)
+    partition_count: int = Field(default=65_536, ge=1)
+    timeout_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    windows_per_item: int = Field(default=1_000, ge=1)
+    """A sliding window's ``size_ms / slide_ms``: the windows each item is counted in."""
+    window_ms: int = Field(default=366 * 24 * 3600 * 1000, ge=1)
+    json_depth: int = Field(default=64, ge=2)
+    """How deep request bodies, ``params`` and JSON keys may nest."""
+    problems: int = Field(default=100, ge=1)
+    """Problems listed for one rejected DAG at most."""
+
+
 # --- Fault tolerance (issue 12): retries, timeouts, graceful stops --------------------------
 
 

@@ -11,6 +11,8 @@ from api.deps import PrincipalDep
 from api.problems import PROBLEM_RESPONSES, Problem
 from api.schemas import PartitionView
 from jetspark.dag.partitioning import DEFAULT_PARTITION_COUNT, canonical, partition_id
+from jetspark.json_depth import text_depth
+from jetspark.settings import EngineBounds
 
 router = APIRouter(prefix="/v1", tags=["partitions"], responses=PROBLEM_RESPONSES)
 
@@ -30,6 +32,9 @@ def get_partition(
             if not -(2**63) <= value < 2**63:
                 raise ValueError("outside the 64-bit range")
         elif key_type == "json":
+            limit = EngineBounds().json_depth
+            if text_depth(key) > limit:
+                raise ValueError(f"nested deeper than {limit} levels")
             value = json.loads(key)
     except ValueError as error:
         raise Problem(422, f"key {key!r} is not a valid {key_type}: {error}") from None

@@ -5,7 +5,7 @@ All problems are collected, each with a JSON pointer, so a user fixes them in on
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -15,8 +15,15 @@ from jetspark.dag.data_paths import PathRefused, check_path
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
 from jetspark.dag.model import EdgeSpec, JobSpec, Routing, VertexSpec
-from jetspark.dag.processors import PROCESSORS, ProcessorKind, python_class_problem
-from jetspark.settings import DagLimits, ExpressionLimits
+from jetspark.dag.processors import (
+    PROCESSORS,
+    ProcessorKind,
+    SequenceSource,
+    WindowParams,
+    python_class_problem,
+)
+from jetspark.json_depth import value_depth
+from jetspark.settings import DagLimits, EngineBounds, ExpressionLimits
 
 DEFAULT_MEMBERS = 1
 DEFAULT_LOCAL_PARALLELISM = 2
@@ -49,9 +56,18 @@ class _Checker:
         self.problems: list[DagProblem] = []
         self.index = {v.name: i for i, v in enumerate(spec.dag.vertices)}
         self.max_size = ExpressionLimits().max_size
+        self.bounds = EngineBounds()
 
     def problem(self, pointer: str, message: str) -> None:
         self.problems.append(DagProblem(pointer, message))
+
+    def refusal(self) -> DagValidationError:
+        """All problems, the first ``EngineBounds.problems`` of them listed."""
+        most = self.bounds.problems
+        if len(self.problems) <= most:
+            return DagValidationError(self.problems)
+        more = DagProblem("/dag", f"{len(self.problems) - most} more problems not listed")
+        return DagValidationError([*self.problems[:most], more])
 
     def vertex_ptr(self, name: str, suffix: str = "") -> str:
         return f"/dag/vertices/{self.index[name]}{suffix}"
@@ -87,11 +103,18 @@ class _Checker:
                     f"processor {vertex.processor!r} (known: {known})",
                 )
                 continue
+            if value_depth(vertex.params) > self.bounds.json_depth:
+                self.problem(
+                    f"{pointer}/params",
+                    f"vertex {vertex.name!r}: params nest deeper than {self.bounds.json_depth}",
+                )
+                continue
             parsed = self.parse_params(vertex, kind, pointer)
             if parsed is not None:
                 params[vertex.name] = parsed
                 self.check_expressions(vertex, kind, parsed, pointer)
                 self.check_path(vertex, kind, parsed, pointer)
+                self.check_numbers(vertex, parsed, pointer)
                 if kind.name == "python":
                     self.check_python_class(vertex, parsed, pointer)
         return params
@@ -124,6 +147,39 @@ class _Checker:
                     self.problem(
                         f"{pointer}/params/{field}{sub}", f"vertex {vertex.name!r}: {error}"
                     )
+
+    def check_numbers(self, vertex: VertexSpec, params: BaseModel, pointer: str) -> None:
+        """The numbers the engine sizes things by, each under its bound (``EngineBounds``)."""
+        b = self.bounds
+        limits: list[tuple[str, float | None, float]] = []
+        if isinstance(params, SequenceSource):
+            limits += [("count", params.count, b.sequence_count)]
+            limits += [("rate_per_s", params.rate_per_s, b.rate_per_s)]
+        if isinstance(params, WindowParams):
+            limits += [
+                (f, getattr(params, f), b.window_ms) for f in ("size_ms", "slide_ms", "gap_ms")
+            ]
+            if params.size_ms and params.slide_ms:
+                windows = params.size_ms / params.slide_ms
+                limits += [("slide_ms", windows, b.windows_per_item)]
+        for field, value, bound in limits:
+            if value is not None and value > bound:
+                self.problem(
+                    f"{pointer}/params/{field}",
+                    f"vertex {vertex.name!r}: {field} is over its bound {bound:g}"
+                    + (" (windows per item)" if value != getattr(params, field) else ""),
+                )
+
+    def check_config(self) -> None:
+        config, b = self.spec.config, self.bounds
+        for field, value, bound in (
+            ("partition_count", config.partition_count, b.partition_count),
+            ("timeout_s", config.timeout_s, b.timeout_s),
+            ("members", config.members, self.limits.max_parallelism),
+            ("local_parallelism", config.local_parallelism, self.limits.max_parallelism),
+        ):
+            if value is not None and value > bound:
+                self.problem(f"/config/{field}", f"{field} {value:g} is over its bound {bound:g}")
 
     def check_path(
         self, vertex: VertexSpec, kind: ProcessorKind, params: BaseModel, pointer: str
@@ -277,10 +333,10 @@ def _topological_order(names: list[str], edges: list[EdgeSpec]) -> list[str] | N
     for edge in edges:
         children[edge.source].append(edge.to)
         indegree[edge.to] += 1
-    ready = [n for n in names if indegree[n] == 0]
+    ready = deque(n for n in names if indegree[n] == 0)
     order: list[str] = []
     while ready:
-        name = ready.pop(0)
+        name = ready.popleft()
         order.append(name)
         for child in children[name]:
             indegree[child] -= 1
@@ -289,15 +345,18 @@ def _topological_order(names: list[str], edges: list[EdgeSpec]) -> list[str] | N
     return order if len(order) == len(names) else None
 
 
-def _ancestors(name: str, inbound: dict[str, list[EdgeSpec]]) -> set[str]:
-    seen: set[str] = set()
-    stack = [name]
-    while stack:
-        for edge in inbound[stack.pop()]:
-            if edge.source not in seen:
-                seen.add(edge.source)
-                stack.append(edge.source)
-    return seen
+def _ancestor_sets(
+    order: list[str], inbound: dict[str, list[EdgeSpec]], bit: dict[str, int]
+) -> dict[str, int]:
+    """Each vertex's ancestors as a bit set (bit ``bit[name]``), in one pass in topological
+    order: linear in the DAG's size (times V/64 word operations)."""
+    ancestors: dict[str, int] = {}
+    for name in order:
+        below = 0
+        for edge in inbound[name]:
+            below |= ancestors[edge.source] | bit[edge.source]
+        ancestors[name] = below
+    return ancestors
 
 
 def _check_graph(
@@ -308,42 +367,53 @@ def _check_graph(
     if order is None:
         checker.problem("/dag/edges", "the DAG has a cycle")
         return names
+    bit = {name: 1 << i for i, name in enumerate(names)}
+    ancestors = _ancestor_sets(order, inbound, bit)
+    sources = 0
     for name in names:
         kind = PROCESSORS.get(checker.spec.dag.vertices[checker.index[name]].processor)
-        if kind is None:
+        if kind is not None and (
+            kind.role == "source" or (kind.name == "python" and not inbound[name])
+        ):
+            sources |= bit[name]
+    for name in names:
+        if PROCESSORS.get(checker.spec.dag.vertices[checker.index[name]].processor) is None:
             continue
-        is_source = kind.role == "source" or (kind.name == "python" and not inbound[name])
-        reachable = any(
-            (k := PROCESSORS.get(checker.spec.dag.vertices[checker.index[a]].processor)) is not None
-            and (k.role == "source" or (k.name == "python" and not inbound[a]))
-            for a in _ancestors(name, inbound)
-        )
-        if not is_source and not reachable:
+        if not (sources & bit[name]) and not (sources & ancestors[name]):
             checker.problem(checker.vertex_ptr(name), f"vertex {name!r} has no path from a source")
-    _check_rejoin_deadlock(checker, inbound)
+    _check_rejoin_deadlock(checker, inbound, ancestors, bit)
     return order
 
 
-def _check_rejoin_deadlock(checker: _Checker, inbound: dict[str, list[EdgeSpec]]) -> None:
+def _check_rejoin_deadlock(
+    checker: _Checker,
+    inbound: dict[str, list[EdgeSpec]],
+    ancestors: dict[str, int],
+    bit: dict[str, int],
+) -> None:
     """The seeds' fork-and-rejoin: a lower-priority edge of a rejoin must be buffered."""
+    names = list(checker.index)
+    at = {id(edge): i for i, edge in enumerate(checker.spec.dag.edges)}
     for name, edges in inbound.items():
         for high in edges:
             for low in edges:
                 if low.priority <= high.priority or low.buffered:
                     continue
-                shared = (_ancestors(high.source, inbound) | {high.source}) & (
-                    _ancestors(low.source, inbound) | {low.source}
+                shared = (ancestors[high.source] | bit[high.source]) & (
+                    ancestors[low.source] | bit[low.source]
                 )
                 if shared:
-                    pointer = f"/dag/edges/{checker.spec.dag.edges.index(low)}/buffered"
+                    first = min(n for i, n in enumerate(names) if shared >> i & 1)
                     checker.problem(
-                        pointer,
+                        f"/dag/edges/{at[id(low)]}/buffered",
                         f"vertex {name!r}: edges {high.label} "
                         f"(priority {high.priority}) and {low.label} (priority "
                         f"{low.priority}) rejoin a fork from "
-                        f"{sorted(shared)[0]!r}; this deadlocks unless the "
+                        f"{first!r}; this deadlocks unless the "
                         "lower-priority edge is buffered",
                     )
+                if len(checker.problems) > checker.bounds.problems:
+                    return
 
 
 def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag:
@@ -351,8 +421,9 @@ def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag
     checker = _Checker(spec, limits or DagLimits())
     params = checker.check_vertices()
     checker.check_edges()
+    checker.check_config()
     if checker.problems:
-        raise DagValidationError(checker.problems)
+        raise checker.refusal()
     edges = spec.dag.edges
     inbound: dict[str, list[EdgeSpec]] = {n: [] for n in checker.index}
     outbound: dict[str, list[EdgeSpec]] = {n: [] for n in checker.index}
@@ -373,7 +444,7 @@ def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag
     members = spec.config.members or DEFAULT_MEMBERS
     local = checker.check_parallelism(members)
     if checker.problems:
-        raise DagValidationError(checker.problems)
+        raise checker.refusal()
     return ValidatedDag(
         spec=spec,
         order=tuple(order),

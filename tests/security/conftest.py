@@ -1,3 +1,4 @@
-"""The engine fixtures, for the attacks that run on real Spark."""
+"""The engine and API fixtures the attacks run against."""
 
+from tests.api.conftest import api_app, api_url, http  # noqa: F401 - fixtures, used by name
 from tests.engine.conftest import run_dag  # noqa: F401 - a fixture, used by name

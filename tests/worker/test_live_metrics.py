@@ -19,7 +19,8 @@ from api.app import create_app
 from jetspark.db.tables import Job
 from jetspark.metrics.report import now_ms
 from jetspark.queue.keys import Keys
-from jetspark.settings import ApiSettings
+from jetspark.settings import ApiSettings, TenantSettings
+from jetspark.tenants.principals import bare_token_name
 from tests.api.test_prometheus import scrape
 from tests.live_server import live_server
 from tests.worker.conftest import status_of
@@ -72,6 +73,8 @@ def http(worker_db_engine: Engine, redis_url: str, keys: Keys) -> Iterator[httpx
         redis_url=redis_url,
         redis_namespace=keys.namespace,
         api_settings=ApiSettings(tokens=[TOKEN]),
+        # Jobs are submitted in-process (as LOCAL): the reader is an admin to see them.
+        tenant_settings=TenantSettings(api_admins=[bare_token_name(TOKEN)]),
     )
     with live_server(app) as url:
         headers = {"Authorization": f"Bearer {TOKEN}"}
