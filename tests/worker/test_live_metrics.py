@@ -20,7 +20,7 @@ from jetspark.db.tables import Job
 from jetspark.metrics.report import now_ms
 from jetspark.queue.keys import Keys
 from jetspark.settings import ApiSettings, TenantSettings
-from jetspark.tenants.principals import bare_token_name
+from jetspark.tenants.principals import LOCAL, bare_token_name
 from tests.api.test_prometheus import scrape
 from tests.live_server import live_server
 from tests.worker.conftest import status_of
@@ -211,16 +211,19 @@ def test_the_watermarks_endpoint_names_a_source_input_held_idle(
     submit: Callable[[dict[str, Any]], uuid.UUID],
     http: httpx.Client,
     redis_client: redis.Redis,
+    keys: Keys,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "200")
     busy, quiet = (f"idle-test-{uuid.uuid4().hex[:6]}-{n}" for n in ("busy", "quiet"))
     worker = make_worker("metrics-idle")
     job_id = submit(idle_stream_job([busy, quiet]))
+    # The job reads its streams under its owner's prefix (submitted in-process: LOCAL).
+    busy_key, quiet_key = (keys.user_stream(LOCAL.name, name) for name in (busy, quiet))
     found: dict[str, Any] = {}
 
     def idle_named() -> bool:
-        redis_client.xadd(busy, {"n": "1"})  # the busy stream keeps speaking
+        redis_client.xadd(busy_key, {"n": "1"})  # the busy stream keeps speaking
         report = http.get(f"/v1/jobs/{job_id}/watermarks")
         if report.status_code != 200:
             return False
@@ -238,4 +241,4 @@ def test_the_watermarks_endpoint_names_a_source_input_held_idle(
         {"vertex": h.get("vertex"), "processor": h.get("processor")} for h in held
     ]
     assert http.post(f"/v1/jobs/{job_id}/cancel").status_code == 200
-    redis_client.delete(busy, quiet)
+    redis_client.delete(busy_key, quiet_key)
