@@ -142,7 +142,8 @@ def test_the_list_updates_live_and_shows_hostile_names_as_text(
 
     hostile = '<img src=x onerror="window.pwned=1">'
     body = {**word_count, "name": hostile}
-    page.wait_for_function("document.getElementById('live').textContent === 'live'")
+    # A function, not an expression: Playwright evals bare expressions, which the CSP forbids.
+    page.wait_for_function("() => document.getElementById('live').textContent === 'live'")
     with httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         job_id = http.post("/v1/jobs", json=body).json()["id"]
         row = f"#jobs tr[data-job-id='{job_id}']"
