@@ -40,6 +40,7 @@ from worker.engine.contract import (
     VertexCounts,
 )
 from worker.engine.errors import EngineError
+from worker.engine.execution import OWN_WATERMARKS, Execution, JobCancelled, run_vertices
 from worker.engine.ops import observe_watermarks
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
@@ -229,14 +230,10 @@ class _Stream:
     # --- epochs --------------------------------------------------------------------------
 
     def run(self) -> JobOutcome:
-        from worker.engine.runner import _Execution, run_vertices
-
         epoch, offsets, tracker = self.start()
         next_start = time.monotonic()
         while True:
             if self.control.cancelled.is_set():
-                from worker.engine.runner import JobCancelled
-
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
             if self.control.handover.is_set():
                 self.await_commit()  # the last snapshot: the next worker starts from it
@@ -272,7 +269,7 @@ class _Stream:
                 state_in=self.state,
                 job_t0_ms=self.job_t0_ms,
             )
-            execution = _Execution(self.spark, self.plan, self.dag, self.control, scope)
+            execution = Execution(self.spark, self.plan, self.dag, self.control, scope)
             execution.sink_results = scope.results
             began = time.monotonic()
             try:
@@ -324,8 +321,6 @@ class _Stream:
 
         A vertex that forwards watermarks itself (a ``python`` one) forwards nothing then.
         """
-        from worker.engine.runner import OWN_WATERMARKS
-
         for name in self.plan.order:
             vertex = self.plan.vertex(name)
             if self.plan.inbound(name):
