@@ -24,7 +24,8 @@ from jetspark.dag.validate import ValidatedDag
 from worker.engine.contract import JobControl, RunnableJob
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
-from worker.engine.ops import OPS, OpContext
+from worker.engine.ops.base import Op, OpContext
+from worker.engine.ops.table import ops_for
 from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route, without_slot
 from worker.engine.streaming.scope import EpochScope
@@ -34,11 +35,6 @@ if TYPE_CHECKING:
 
 ORDINAL = "__ordinal"
 """An op whose output has this column emits each row only to the edge of that ``from_ordinal``."""
-
-
-OWN_WATERMARKS = frozenset({"insert_watermarks", "python"})
-"""Processor kinds that forward watermarks themselves; every other kind passes on what it
-coalesced. A ``python`` vertex records what its processors emitted (``PythonOp``)."""
 
 
 class JobCancelled(Exception):
@@ -79,9 +75,12 @@ class Execution:
         dag: ValidatedDag,
         control: JobControl,
         epoch: EpochScope | None = None,
+        ops: dict[str, Op] | None = None,
     ) -> None:
         self.spark, self.plan, self.dag, self.control = spark, plan, dag, control
         self.epoch = epoch
+        self.ops = ops_for(plan) if ops is None else ops
+        """The job's own op per vertex (a stream keeps them from epoch to epoch)."""
         self.frames: dict[str, DataFrame] = {}
         self.persisted: list[DataFrame] = []
         self.counters = VertexCounters()
@@ -89,19 +88,15 @@ class Execution:
 
     def run_vertex(self, name: str) -> None:
         vertex = self.plan.vertex(name)
-        op = OPS.get(vertex.processor)
+        op = self.ops.get(name)
         if op is None:
             raise EngineError(f"{vertex.processor} is not supported yet")
         inbound = self.plan.inbound(name)
-        if self.epoch is not None and inbound and not getattr(op, "coalesces_itself", False):
+        if self.epoch is not None and inbound and not op.coalesces_itself:
             self.epoch.coalesce(name)
         # An epoch run's aggregate carries state instead of grouping once: count it as usual.
-        counts_own_input = (
-            getattr(op, "counts_own_input", False) and len(inbound) == 1 and self.epoch is None
-        )
-        inputs = self.consume_by_priority(
-            name, inbound, getattr(op, "places_own_input", False), counts_own_input
-        )
+        counts_own_input = op.counts_own_input and len(inbound) == 1 and self.epoch is None
+        inputs = self.consume_by_priority(name, inbound, op.places_own_input, counts_own_input)
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
@@ -118,9 +113,11 @@ class Execution:
             redis=self.control.redis,
             count_input=self.counters.own_input_counter(name),
             owner=self.control.job_group,
+            allowed_modules=self.control.allowed_python_modules,
+            metrics_url=self.control.metrics_url,
         )
         output = op.apply(context)
-        if self.epoch is not None and vertex.processor not in OWN_WATERMARKS:
+        if self.epoch is not None and not op.forwards_own_watermarks:
             self.epoch.watermarks.pass_through(name)
         role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
         if role == "sink":

@@ -10,8 +10,8 @@ from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import ValidatedDag, validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.execution import Execution, JobCancelled, VertexFailed, run_vertices
+from worker.engine.ops.table import op_type
 from worker.engine.streaming.loop import epoch_session, run_stream
-from worker.engine.streaming.sources import is_unbounded
 from worker.timings import stamp
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def runs_in_epochs(spec: JobSpec, dag: ValidatedDag) -> bool:
     for vertex in spec.dag.vertices:
         kind = dag.kind(vertex.name)
         if kind.needs_event_time or (
-            kind.role == "source" and is_unbounded(kind.name, dag.params[vertex.name])
+            kind.role == "source" and op_type(kind.name).unbounded(dag.params[vertex.name])
         ):
             return True
     return spec.config.initial_snapshot is not None
