@@ -79,9 +79,8 @@ def _part(proc: psutil.Process) -> str:
     command = " ".join(proc.cmdline()) or proc.name()
     for marker, name in (
         ("jetspark.cli api", "api"),
-        ("-m worker.main", "worker (python)")(  # `jetspark worker` execs it,
-            "java", "worker (spark jvm)"
-        ),
+        ("-m worker.main", "worker (python)"),  # what `jetspark worker` execs
+        ("java", "worker (spark jvm)"),
         ("pyspark", "worker (spark python)"),
         ("valkey", "valkey"),
         ("postgres", "postgresql"),
