@@ -22,6 +22,7 @@ from api.routers import (
     events,
     health,
     jobs,
+    logs,
     metrics,
     partitions,
     scrape,
@@ -115,6 +116,7 @@ def create_app(
     for router in (
         jobs.router,
         snapshots.router,
+        logs.router,
         events.router,
         metrics.router,
         dag_view.router,

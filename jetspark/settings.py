@@ -85,6 +85,19 @@ class ApiSettings(BaseSettings):
     results_page_max: int = 1000
 
 
+class JobLogSettings(BaseSettings):
+    """Per-job logs (``GET /v1/jobs/{id}/logs``)."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_JOB_LOGS_")
+
+    max_lines: int = Field(default=10_000, ge=1)
+    """Lines kept per job; older ones are dropped."""
+    max_line_chars: int = Field(default=8_000, ge=100)
+    """A field, message or traceback of a line is cut to this length."""
+    page_max: int = Field(default=1_000, ge=1)
+    """Lines one ``GET /v1/jobs/{id}/logs`` returns at most."""
+
+
 class WorkerSettings(BaseSettings):
     """Workers: leases, heartbeats, concurrency."""
 

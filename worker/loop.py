@@ -16,6 +16,7 @@ import redis
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
+from jetspark import joblogs
 from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
@@ -213,6 +214,7 @@ class Worker:
             started = job.started_at.timestamp() if job.started_at else time.time()
             held.deadline = started + float(timeout)
         self.held[held.job.id] = held
+        joblogs.register(self.client, self.keys, held.job.id)
         log.info("job claimed", job=str(held.job.id), attempt=held.job.attempt, worker=self.id)
         self.threads[held.job.id] = self.pool.submit(
             perform,
@@ -222,6 +224,7 @@ class Worker:
             engine_run=self.engine_run,
             worker=self.id,
             metrics=self.metrics,
+            logs=(self.client, self.keys),
         )
         return held
 

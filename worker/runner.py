@@ -12,13 +12,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import redis
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import JobResult
+from jetspark.joblogs import EXCEPTION_KEY, job_logs
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
+from jetspark.queue.keys import Keys
 from jetspark.retry import Retry, is_outage
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
@@ -77,12 +80,33 @@ def perform(
     engine_run: EngineRun,
     worker: str,
     metrics: MetricsReporting | None = None,
+    logs: tuple[redis.Redis, Keys] | None = None,
 ) -> None:
     """The body of a job's thread. Never raises: every end is written to PostgreSQL.
 
     With ``metrics``, the job's live metrics are published while it runs and its final
-    document is stored with its last status (or, once a user cancelled it, beside it).
+    document is stored with its last status (or, once a user cancelled it, beside it). With
+    ``logs`` (a Redis client and its keys), every line logged in this thread is kept with
+    the job (``jetspark.joblogs``).
     """
+    if logs is None:
+        _perform(held, spark=spark, sessions=sessions, engine_run=engine_run, worker=worker,
+                 metrics=metrics)  # fmt: skip
+        return
+    with job_logs(*logs, held.job.id):
+        _perform(held, spark=spark, sessions=sessions, engine_run=engine_run, worker=worker,
+                 metrics=metrics)  # fmt: skip
+
+
+def _perform(
+    held: HeldJob,
+    *,
+    spark: SparkSession,
+    sessions: sessionmaker[Session],
+    engine_run: EngineRun,
+    worker: str,
+    metrics: MetricsReporting | None,
+) -> None:
     job_id, token = held.job.id, held.fencing_token
     bind = log.bind(job=str(job_id), attempt=held.job.attempt)
     context = spark.sparkContext
@@ -119,7 +143,11 @@ def perform(
             if _requeue(durable, sessions, job_id, token, worker, error, "outage"):
                 held.outcome_status = JobStatus.QUEUED
         else:
-            bind.warning("job failed", error=f"{type(error).__name__}: {str(error)[:1000]}")
+            bind.warning(
+                "job failed",
+                error=f"{type(error).__name__}: {str(error)[:1000]}",
+                **{EXCEPTION_KEY: error},
+            )
             _fail(
                 durable,
                 sessions,

@@ -24,6 +24,8 @@ EVENTS_TTL_S = 7 * 24 * 3600
 class EventKind(StrEnum):
     metrics = "metrics"
     snapshot = "snapshot"
+    log = "log"
+    """A line of the job's log (``jetspark.joblogs``)."""
 
 
 def publish(

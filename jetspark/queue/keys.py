@@ -35,6 +35,14 @@ class Keys:
         """Stream of a job's live events (metric ticks, snapshot commits) for SSE clients."""
         return f"{self.namespace}:job:{job_id}:events"
 
+    def job_logs(self, job_id: object) -> str:
+        """List of a job's last log lines (JSON), oldest first (``jetspark.joblogs``)."""
+        return f"{self.namespace}:job:{job_id}:logs"
+
+    def job_log_count(self, job_id: object) -> str:
+        """How many lines the job ever logged: the number of the next one."""
+        return f"{self.namespace}:job:{job_id}:logs:count"
+
     def job_metrics(self, job_id: object) -> str:
         """A job's latest metrics document (``jetspark.metrics.report.JobMetrics``, JSON)."""
         return f"{self.namespace}:job:{job_id}:metrics"

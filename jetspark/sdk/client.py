@@ -20,6 +20,7 @@ from clients.jetspark_client import AuthenticatedClient
 from clients.jetspark_client.api.jobs import (
     jobs_cancel,
     jobs_get,
+    jobs_logs,
     jobs_restart,
     jobs_results,
     jobs_resume,
@@ -31,6 +32,7 @@ from clients.jetspark_client.models import (
     ExportRequest,
     JobSpec,
     JobView,
+    LogPage,
     ProblemDetail,
     ResultPage,
     SnapshotList,
@@ -190,6 +192,14 @@ class Client:
 
     def results(self, job: JobRef, *, page_size: int = 1000) -> Results:
         return Results(self, _job_id(job), page_size)
+
+    def logs(self, job: JobRef, *, from_: int = 0, size: int = 1000) -> list[dict[str, Any]]:
+        """The job's log lines from line ``from_``: ``{seq, at, level, event, fields?,
+        exception?}``; a failure's line carries the exception chain with its tracebacks."""
+        page = _parsed(
+            jobs_logs.sync(_job_id(job), client=self.api, from_=from_, size=size), LogPage
+        )
+        return [line.to_dict() for line in page.lines]
 
     def snapshots(self, job: JobRef) -> list[SnapshotView]:
         """The job's last committed snapshot and those exported from it, newest first."""

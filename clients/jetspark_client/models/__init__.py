@@ -25,6 +25,8 @@ from .job_view_last_snapshot_type_0 import JobViewLastSnapshotType0
 from .job_view_plan_type_0 import JobViewPlanType0
 from .job_view_vertex_counts_type_0 import JobViewVertexCountsType0
 from .jobs_dag_format_type_0 import JobsDagFormatType0
+from .log_page import LogPage
+from .log_page_lines_item import LogPageLinesItem
 from .partition_view import PartitionView
 from .partitions_get_key_type import PartitionsGetKeyType
 from .problem_detail import ProblemDetail
@@ -80,6 +82,8 @@ __all__ = (
     "JobViewLastSnapshotType0",
     "JobViewPlanType0",
     "JobViewVertexCountsType0",
+    "LogPage",
+    "LogPageLinesItem",
     "PartitionsGetKeyType",
     "PartitionView",
     "ProblemDetail",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -39,6 +40,8 @@ from jetspark.processor.processor import Processor
 from jetspark.processor.runtime.metrics import TaskletMetrics
 
 FAILURE_MARKER = "[jetspark-processor-failed]"
+TRACEBACK_CHARS = 4000
+"""The end of a failed processor's traceback kept in ``ProcessorFailed``'s message."""
 NO_PROGRESS_LIMIT = 100_000
 
 
@@ -88,7 +91,9 @@ class ProcessorFailed(Exception):
     """A processor callback raised; the message names vertex, processor, error type and text.
 
     The message carries a JSON marker so the driver can recover the facts from a Spark
-    ``PythonException``, whose text is the worker's traceback.
+    ``PythonException``, whose text is the worker's traceback, and on the lines after it the
+    processor's own traceback (Spark reports this exception's, not its cause's): the job's
+    log shows where in the processor it failed.
     """
 
     def __init__(self, vertex: str, index: int, callback: str, error: BaseException) -> None:
@@ -96,9 +101,11 @@ class ProcessorFailed(Exception):
         self.error_type = type(error).__name__
         self.error_message = str(error)
         facts = {"vertex": vertex, "type": self.error_type, "message": self.error_message}
+        where = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
         super().__init__(
             f"vertex {vertex!r} processor {index} failed in {callback}: "
             f"{self.error_type}: {self.error_message} {FAILURE_MARKER} {json.dumps(facts)}"
+            f"\nProcessor traceback:\n{where}"
         )
 
 

@@ -1,0 +1,86 @@
+"""Per-job logs in Redis: lines tagged with a job id (structlog contextvars) kept, capped,
+numbered for paging, published as ``log`` events; a failure's exception chain kept."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+
+import pytest
+import redis
+import structlog
+
+from jetspark import joblogs
+from jetspark.queue.keys import Keys
+
+log = structlog.get_logger("jetspark.test")
+
+
+@pytest.fixture
+def keys(redis_namespace: str) -> Keys:
+    return Keys(f"{redis_namespace}-logs-{uuid.uuid4().hex[:6]}")
+
+
+def test_a_threads_lines_are_kept_with_its_job_and_paged(
+    redis_client: redis.Redis, keys: Keys
+) -> None:
+    job, other = uuid.uuid4(), uuid.uuid4()
+
+    def job_thread() -> None:
+        with joblogs.job_logs(redis_client, keys, job):
+            for i in range(5):
+                log.info("step", i=i)
+        log.info("after the job")  # no longer the job's
+
+    runner = threading.Thread(target=job_thread)
+    runner.start()
+    runner.join()
+    log.info("another job's line", job=str(other))  # not registered: not kept
+    page = joblogs.read(redis_client, keys, job, 0, 100)
+    assert [(line["seq"], line["event"], line["fields"]["i"]) for line in page.lines] == [
+        (i, "step", i) for i in range(5)
+    ]
+    assert page.total == 5 and page.first == 0
+    assert [line["seq"] for line in joblogs.read(redis_client, keys, job, 3, 1).lines] == [3]
+    assert joblogs.read(redis_client, keys, other, 0, 10).total == 0
+    published: list[tuple[str, dict[str, str]]] = redis_client.xrange(keys.job_events(job))  # type: ignore[assignment]
+    assert [json.loads(f["data"])["seq"] for _, f in published if f["kind"] == "log"] == list(
+        range(5)
+    )
+
+
+def test_lines_past_the_cap_are_dropped_oldest_first(
+    redis_client: redis.Redis, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JETSPARK_JOB_LOGS_MAX_LINES", "3")
+    job = uuid.uuid4()
+    with joblogs.job_logs(redis_client, keys, job):
+        for i in range(7):
+            log.info("line", i=i)
+    page = joblogs.read(redis_client, keys, job, 0, 100)
+    assert (page.total, page.first) == (7, 4)
+    assert [(line["seq"], line["fields"]["i"]) for line in page.lines] == [(4, 4), (5, 5), (6, 6)]
+
+
+def test_a_failure_keeps_its_exception_chain(redis_client: redis.Redis, keys: Keys) -> None:
+    job = uuid.uuid4()
+
+    def inner() -> None:
+        raise ValueError("the cause")
+
+    with joblogs.job_logs(redis_client, keys, job):
+        try:
+            try:
+                inner()
+            except ValueError as cause:
+                raise RuntimeError("vertex 'v' failed") from cause
+        except RuntimeError as error:
+            log.warning("job failed", **{joblogs.EXCEPTION_KEY: error})
+    [line] = joblogs.read(redis_client, keys, job, 0, 10).lines
+    chain = line["exception"]
+    assert [(c["type"], c["message"]) for c in chain] == [
+        ("RuntimeError", "vertex 'v' failed"),
+        ("ValueError", "the cause"),
+    ]
+    assert "in inner" in chain[1]["traceback"]
