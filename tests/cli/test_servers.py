@@ -56,3 +56,16 @@ def test_server_commands_name_the_missing_settings(
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: set JETSPARK_DATABASE_URL")
+
+
+def test_a_worker_with_bad_spark_properties_exits_78_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_DATABASE_URL", "postgresql://127.0.0.1:1/none")
+    monkeypatch.setenv("JETSPARK_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("JETSPARK_SPARK_CONF", '{"spark.master": "local[1]"}')
+    result = runner.invoke(app, ["worker"])
+    assert result.exit_code == 78
+    assert result.stderr.strip().splitlines() == [
+        "error: JETSPARK_SPARK_CONF: set spark.master with JETSPARK_SPARK_MASTER, not here"
+    ]
