@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import structlog
 
 from jetspark.settings import SparkSettings
 from jetspark.spark_conf import SparkConfError, is_local, session_conf, user_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+log = structlog.get_logger("jetspark.worker")
 
 
 def build_spark_session(
@@ -63,11 +68,39 @@ def start_spark(settings: SparkSettings) -> SparkSession:
         )
         # SQL properties are checked when the session state is built, on first use: now.
         session.conf.get("spark.sql.session.timeZone")
-        return session
     except Exception as error:  # py4j, PySpark and the JVM launcher raise many kinds
         raise SparkConfError(
             f"Spark did not start (JETSPARK_SPARK_MASTER={settings.master}): {_cause(error)}"
         ) from None
+    ship = settings.ship_code if settings.ship_code is not None else not is_local(settings.master)
+    if ship:
+        _ship_code(session)
+    return session
+
+
+def _ship_code(session: SparkSession) -> None:
+    """The executors get the engine and the allowed processor modules from this worker."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from jetspark.executor_code import ShippingError, ship_executor_code
+    from jetspark.settings import DagLimits
+
+    into = Path(tempfile.mkdtemp(prefix="jetspark-executor-code-"))
+    # Spark serves the files from here for the session's life: removed at exit.
+    atexit.register(shutil.rmtree, into, ignore_errors=True)
+    started = time.monotonic()
+    try:
+        size = ship_executor_code(session, DagLimits().allowed_python_modules, into)
+    except (ShippingError, OSError) as error:
+        session.stop()
+        raise SparkConfError(f"the executors' code could not be shipped: {error}") from None
+    log.info(
+        "executor code shipped",
+        megabytes=round(size / 1e6, 1),
+        seconds=round(time.monotonic() - started, 2),
+    )
 
 
 def _cause(error: BaseException) -> str:
