@@ -25,6 +25,7 @@ from worker.engine.contract import RedisTarget
 from worker.engine.counting import items_column
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
+from worker.engine.local_items import local_items
 from worker.engine.observed import ObservedAggregates
 from worker.engine.python import PythonOp
 from worker.engine.redis_streams import now_ms, stream_frame, write_stream
@@ -127,9 +128,12 @@ class ItemsSourceOp:
         n = ctx.vertex.parallelism
         if not params.items:
             return ctx.spark.range(0, numPartitions=n).select()
+        ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
+        local = local_items(ctx.spark, params.items, n, ordered)
+        if local is not None:
+            return local  # no exchange, no Spark job of its own
         rows = [{**item, "__index": i} for i, item in enumerate(params.items)]
         frame = ctx.spark.createDataFrame(rows)
-        ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
         columns = [F.col(quote_identifier(c)) for c in ordered]
         return place(frame, F.col("__index") % F.lit(n), n).select(*columns)
 
