@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,3 +87,10 @@ clean:
 # against hand-written PySpark (warm) and a cold spark-submit; jobs/s at 1/4/16 clients.
 bench-latency: install
 	$(BIN)/python -m bench.latency
+
+# The examples' JSON files, printed by their SDK scripts (tests/sdk/test_examples.py checks).
+examples: install
+	for script in examples/[a-z]*.py; do \
+	  name=$$(basename $$script .py | tr _ -); \
+	  $(BIN)/python $$script > examples/$$name.json || exit 1; \
+	done

@@ -38,7 +38,8 @@ from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.spark_session import build_spark_session
 from worker.engine import JobControl, RunnableJob, run_job
-from worker.engine.ops import OPS, OpContext
+from worker.engine.ops.base import OpContext
+from worker.engine.ops.python import PythonOp
 
 PARALLELISM = 2
 
@@ -100,8 +101,9 @@ def processor_op(spark: SparkSession, path: Path) -> int:
         senders=[plan.vertex(e.source) for e in plan.inbound("tokenize")],
         partition_count=plan.partition_count,
         outbound=plan.outbound("tokenize"),
+        allowed_modules=("jetspark.processors",),
     )
-    words = OPS["python"].apply(context)
+    words = PythonOp().apply(context)
     return words.groupBy("word").count().count()
 
 

@@ -79,7 +79,7 @@ def _part(proc: psutil.Process) -> str:
     command = " ".join(proc.cmdline()) or proc.name()
     for marker, name in (
         ("jetspark.cli api", "api"),
-        ("jetspark.cli worker", "worker (python)"),
+        ("-m worker.main", "worker (python)"),  # what `jetspark worker` execs
         ("java", "worker (spark jvm)"),
         ("pyspark", "worker (spark python)"),
         ("valkey", "valkey"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -32,9 +34,9 @@ def worker() -> None:
     """Run a worker: a long-lived PySpark driver taking jobs until SIGTERM or Ctrl-C."""
     require_settings(DatabaseSettings().url, RedisSettings().url)
     find_java()
-    from worker.main import run_worker
-
-    run_worker()
+    # The worker is its own program (``python -m worker.main``): the core package never
+    # imports ``worker`` (tests/test_layers.py). Exec keeps this process, its pid and signals.
+    os.execv(sys.executable, [sys.executable, "-m", "worker.main"])
 
 
 def migrate(

@@ -18,6 +18,8 @@ from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.db.tables import Job, JobResult, JobTransition, LifecycleRequest
 from jetspark.jobs import orchestration
+from jetspark.jobs.lookup import get_job as get_job  # re-exported: callers use service.get_job
+from jetspark.jobs.snapshots import check_initial_snapshot
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
 from jetspark.tenants.principals import LOCAL, Principal
@@ -84,8 +86,6 @@ def submit_job(
             return Submitted(earlier, created=False)
     dag = validate_job(spec, limits)
     if spec.config.initial_snapshot is not None:
-        from jetspark.jobs.snapshots import check_initial_snapshot
-
         check_initial_snapshot(session, principal.name, spec.config.initial_snapshot, dag)
     if max_queued:
         _lock_principal(session, principal.name)
@@ -131,15 +131,6 @@ def _by_idempotency_key(session: Session, principal: str, key: str, fingerprint:
     ).scalar_one_or_none()
     if job is not None and job.request_fingerprint != fingerprint:
         raise IdempotencyConflict(key)
-    return job
-
-
-def get_job(session: Session, job_id: uuid.UUID, principal: Principal | None = None) -> Job:
-    """The job, if it exists and ``principal`` (when given) owns it: another principal's job
-    is "not found" (404), so its existence is not told either."""
-    job = session.get(Job, job_id)
-    if job is None or (principal is not None and not principal.owns(job.principal)):
-        raise orchestration.JobNotFound(job_id)
     return job
 
 

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from jetspark.dag.snapshots import incompatibilities
 from jetspark.dag.validate import ValidatedDag
 from jetspark.db.tables import Snapshot
-from jetspark.jobs.service import get_job
+from jetspark.jobs.lookup import get_job
 from jetspark.tenants.principals import LOCAL, Principal
 
 

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import redis
 from fastapi import FastAPI
+from pyspark.sql import SparkSession
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
-from jetspark.settings import ApiSettings
+from jetspark.queue.keys import Keys
+from jetspark.settings import ApiSettings, WorkerSettings
 from tests.live_server import live_server
+from worker.engine import run_job
+from worker.loop import Worker
 
 TOKEN = "test-token-1"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
@@ -47,3 +55,24 @@ def http(api_url: str) -> Iterator[httpx.Client]:
 def word_count() -> dict[str, Any]:
     body: dict[str, Any] = json.loads(EXAMPLE.read_text())
     return copy.deepcopy(body)
+
+
+@pytest.fixture
+def worker(
+    spark: SparkSession, db_engine: Engine, redis_url: str, redis_namespace: str
+) -> Iterator[Worker]:
+    """A real worker on the API's namespace, running in a thread for this test."""
+    running = Worker(
+        spark=spark,
+        sessions=sessionmaker(db_engine, expire_on_commit=False),
+        client=redis.Redis.from_url(redis_url, decode_responses=True),
+        keys=Keys(redis_namespace),
+        engine_run=run_job,
+        settings=WorkerSettings(lease_s=5, heartbeat_s=0.2, poll_block_ms=100),
+    )
+    thread = threading.Thread(target=running.run, name="page-worker", daemon=True)
+    thread.start()
+    yield running
+    running.stop()
+    thread.join(timeout=30)
+    running.stop_running_jobs()

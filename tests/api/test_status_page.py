@@ -9,22 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
-from pyspark.sql import SparkSession
-from sqlalchemy import Engine
-from sqlalchemy.orm import sessionmaker
 
-from jetspark.queue.keys import Keys
-from jetspark.settings import WorkerSettings
 from tests.api.conftest import TOKEN
 from tests.worker.conftest import LONG_JOB
-from worker.engine import run_job
 from worker.loop import Worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -48,27 +40,6 @@ def chromium_path() -> str:
     if os.environ.get("CI"):
         pytest.fail("chromium is missing: `make test` installs it (apt-get install chromium)")
     pytest.skip("no chromium on this machine (make test installs it where it can)")
-
-
-@pytest.fixture
-def worker(
-    spark: SparkSession, db_engine: Engine, redis_url: str, redis_namespace: str
-) -> Iterator[Worker]:
-    """A real worker on the API's namespace, running in a thread for this test."""
-    running = Worker(
-        spark=spark,
-        sessions=sessionmaker(db_engine, expire_on_commit=False),
-        client=redis.Redis.from_url(redis_url, decode_responses=True),
-        keys=Keys(redis_namespace),
-        engine_run=run_job,
-        settings=WorkerSettings(lease_s=5, heartbeat_s=0.2, poll_block_ms=100),
-    )
-    thread = threading.Thread(target=running.run, name="page-worker", daemon=True)
-    thread.start()
-    yield running
-    running.stop()
-    thread.join(timeout=30)
-    running.stop_running_jobs()
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from tests.engine.conftest import RunDag, job_body
-from worker.engine.ops import OPS, OpContext
+from worker.engine.ops.base import Op, OpContext
+from worker.engine.ops.table import OP_TYPES
 from worker.engine.runner import VertexFailed
 from worker.engine.streaming.scope import FINAL_WATERMARK
 
@@ -25,12 +26,12 @@ def _many_epochs(monkeypatch: pytest.MonkeyPatch, per_epoch: int = 150) -> None:
 
 def _count_epochs(monkeypatch: pytest.MonkeyPatch, vertex: str) -> list[dict[int, int | None]]:
     """Record, per epoch in which ``vertex`` runs, the watermarks it coalesced."""
-    op = OPS[vertex]
+    op = OP_TYPES[vertex]  # each job has its own instances: patch the kind's class
     seen: list[dict[int, int | None]] = []
     original = op.apply
 
-    def apply(ctx: OpContext) -> Any:
-        output = original(ctx)  # a window coalesces inside its op
+    def apply(self: Op, ctx: OpContext) -> Any:
+        output = original(self, ctx)  # a window coalesces inside its op
         if ctx.epoch is not None:
             seen.append(dict(ctx.epoch.wm_after.get(ctx.vertex.name, {})))
         return output

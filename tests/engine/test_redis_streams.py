@@ -28,9 +28,9 @@ from jetspark.dag.validate import validate_job
 from tests.engine.conftest import RunDag, job_body
 from worker.engine import JobControl, RunnableJob, run_job
 from worker.engine.contract import EpochCommit, EpochLog, RedisTarget, SnapshotRecord
+from worker.engine.ops.sources import RedisStreamSourceOp
 from worker.engine.redis_streams import RedisStreamPlanner, parse_id, write_stream
 from worker.engine.runner import JobCancelled
-from worker.engine.streaming.sources import is_empty, is_unbounded, planner_for
 
 NAMESPACE = f"engine-test-{uuid.uuid4().hex[:8]}"
 TARGET = RedisTarget("unused", NAMESPACE)
@@ -113,7 +113,7 @@ def test_stream_names_are_checked_and_the_source_is_unbounded() -> None:
         with pytest.raises(DagValidationError):
             validate_job(JobSpec.model_validate(body(bad)))
     dag = validate_job(JobSpec.model_validate(body({"streams": ["a", "b"], "start": "$"})))
-    assert is_unbounded("source.redis_stream", dag.params["in"])
+    assert RedisStreamSourceOp.unbounded(dag.params["in"])
     bad_sink = body({"streams": ["a"]})
     bad_sink["dag"]["vertices"][1]["params"] = {"stream": "o\x00"}
     with pytest.raises(DagValidationError):
@@ -127,7 +127,7 @@ def test_the_planner_reads_from_the_start_in_bounded_ranges(
     ids_a = [str(redis_client.xadd(a, {"n": str(i)})) for i in range(5)]
     ids_b = [str(redis_client.xadd(b, {"n": str(i)})) for i in range(2)]
     params = p.RedisStreamSource(streams=[a, b, missing], max_per_epoch=7)
-    planner = planner_for("source.redis_stream", RedisTarget(redis_url, NAMESPACE))
+    planner = RedisStreamSourceOp().planner(RedisTarget(redis_url, NAMESPACE))
     assert isinstance(planner, RedisStreamPlanner)
     offsets = planner.start(params, 0)
     planned = planner.plan(params, offsets, 0, max_items=1000)  # 7 // 3 streams: 2 each
@@ -145,7 +145,7 @@ def test_the_planner_reads_from_the_start_in_bounded_ranges(
     planned = planner.plan(params, offsets, 0, max_items=1000)
     assert planned["streams"][a] == {"after": ids_a[2], "until": ids_a[4]}
     offsets = planner.advance(params, offsets, planned)
-    assert is_empty(planner.plan(params, offsets, 0, max_items=1000))
+    assert planner.is_empty(planner.plan(params, offsets, 0, max_items=1000))
     assert not planner.exhausted(params, offsets)
 
 
@@ -158,7 +158,7 @@ def test_start_dollar_reads_only_what_is_added_after_the_job_started(
     params = p.RedisStreamSource(streams=[s, empty], start="$")
     planner = RedisStreamPlanner(redis_url, TARGET.user_stream)
     offsets = planner.start(params, 0)
-    assert is_empty(planner.plan(params, offsets, 0, max_items=100))
+    assert planner.is_empty(planner.plan(params, offsets, 0, max_items=100))
     later = [str(redis_client.xadd(s, {"n": str(i)})) for i in range(3, 5)]
     first_in_empty = str(redis_client.xadd(empty, {"n": "x"}))
     planned = planner.plan(params, offsets, 0, max_items=100)

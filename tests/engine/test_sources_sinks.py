@@ -14,7 +14,7 @@ from pyspark.sql import Row
 
 from jetspark.queue.keys import Keys
 from tests.engine.conftest import RunDag, job_body
-from worker.engine.ops import json_safe
+from worker.engine.ops.sinks import json_safe
 
 
 @pytest.mark.parametrize("file_format", ["json", "csv", "parquet", "text"])

@@ -15,7 +15,8 @@ from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.processor.loading import ProcessorNotAllowed
 from worker.engine import JobControl, JobOutcome, RunnableJob, run_job
-from worker.engine.ops import OPS, OpContext
+from worker.engine.ops.base import OpContext
+from worker.engine.ops.python import PythonOp
 from worker.engine.runner import VertexFailed
 
 pytestmark = pytest.mark.spark
@@ -50,8 +51,16 @@ def run(spark: SparkSession, spec: JobSpec) -> JobOutcome:
 
 
 def test_a_processor_emits_every_copy_under_outbox_capacity_1_on_its_own_partition(
-    spark: SparkSession,
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    ops: list[PythonOp] = []  # the job's own op instance, which keeps its metrics
+    original = PythonOp.apply
+
+    def apply(self: PythonOp, ctx: OpContext) -> Any:
+        ops.append(self)
+        return original(self, ctx)
+
+    monkeypatch.setattr(PythonOp, "apply", apply)
     items = [{"seq": i} for i in range(40)]
     spec = job(
         [
@@ -89,7 +98,7 @@ def test_a_processor_emits_every_copy_under_outbox_capacity_1_on_its_own_partiti
     ]
     assert {r["g"] for r in rows} == {0, 1, 2, 3}  # P = 2 members x 2
     assert all(r["g"] == r["task"] == r["here"] for r in rows)
-    metrics = OPS["python"].last_metrics("probe")  # type: ignore[attr-defined]
+    metrics = ops[-1].last_metrics("probe")
     assert sum(m["items_out"].get(0, 0) for m in metrics.values()) == 120
     assert sum(m["refusals"] for m in metrics.values()) >= 80  # every second offer refused
 
@@ -208,13 +217,10 @@ def test_a_module_outside_the_allow_list_is_refused_at_validation() -> None:
     assert any("not in the allowed Python modules" in p.message for p in failure.value.problems)
 
 
-def test_a_module_outside_the_allow_list_is_refused_at_run_time(
-    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_module_outside_the_allow_list_is_refused_at_run_time(spark: SparkSession) -> None:
     spec = job([python("gen", "jetspark.processors.sources:Numbers", count=3)], [])
     dag = validate_job(spec)
     plan = build_plan(dag)
-    monkeypatch.setenv("JETSPARK_DAG_ALLOWED_PYTHON_MODULES", "mycompany.processors")
     context = OpContext(
         spark=spark,
         vertex=plan.vertex("gen"),
@@ -224,9 +230,10 @@ def test_a_module_outside_the_allow_list_is_refused_at_run_time(
         senders=[],
         partition_count=plan.partition_count,
         results_cap=10,
+        allowed_modules=("mycompany.processors",),  # the worker's setting, not the API's
     )
     with pytest.raises(ProcessorNotAllowed, match=r"jetspark\.processors"):
-        OPS["python"].apply(context)
+        PythonOp().apply(context)
 
 
 def test_priority_not_ordinal_decides_which_edge_comes_first(spark: SparkSession) -> None:

@@ -126,6 +126,18 @@ class RedisTarget:
         return cls(f"redis://{auth}{host}:{port}/{db}", namespace, principal)
 
 
+def _allowed_python_modules() -> tuple[str, ...]:
+    from jetspark.settings import DagLimits
+
+    return tuple(DagLimits().allowed_python_modules)
+
+
+def _metrics_url() -> str | None:
+    from jetspark.settings import RedisSettings
+
+    return RedisSettings().url
+
+
 @dataclass
 class JobControl:
     """Signals from the worker to a running job."""
@@ -148,6 +160,11 @@ class JobControl:
     timings: dict[str, Any] = field(default_factory=dict)
     """The run's phases and their ISO times (``worker/timings.py``); the engine adds
     ``planned``."""
+    allowed_python_modules: tuple[str, ...] = field(default_factory=_allowed_python_modules)
+    """Modules a ``python`` vertex may load its class from: the worker's setting, read where
+    the job's control is made, so ops never read the environment."""
+    metrics_url: str | None = field(default_factory=_metrics_url)
+    """The Redis Python processors publish live metrics to (none: not published)."""
 
 
 class JobHandedOver(Exception):

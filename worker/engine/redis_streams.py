@@ -140,6 +140,9 @@ class RedisStreamPlanner:
     def exhausted(self, params: BaseModel, offsets: Json) -> bool:
         return False
 
+    def is_empty(self, planned: Json) -> bool:
+        return all(bounds["until"] is None for bounds in planned["streams"].values())
+
 
 def stream_frame(
     spark: SparkSession,

@@ -1,5 +1,2 @@
-"""The Python processor runtime on Spark: ``PythonOp`` runs a user processor per partition."""
-
-from worker.engine.python.op import PythonOp
-
-__all__ = ["PythonOp"]
+"""The Python processor runtime in each Spark task (``task``, ``arrow_io``, ``frames``);
+the op that starts it is ``worker.engine.ops.python``."""

@@ -22,7 +22,6 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
 from jetspark.dag.plan import ExecutionPlan
-from jetspark.dag.processors import InsertWatermarksParams
 from jetspark.dag.snapshots import dag_fingerprint, state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
@@ -40,12 +39,13 @@ from worker.engine.contract import (
     VertexCounts,
 )
 from worker.engine.errors import EngineError
-from worker.engine.ops import observe_watermarks
+from worker.engine.execution import Execution, JobCancelled, run_vertices
+from worker.engine.ops.table import ops_for
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.streaming.sources import is_empty, planner_for
+from worker.engine.streaming.sources import OncePlanner
 from worker.engine.streaming.state_store import (
     SnapshotLost,
     StoreAddress,
@@ -91,7 +91,12 @@ class _Stream:
         self.keys = Keys(control.redis.namespace)
         self.client = redis.Redis.from_url(self.redis_url)
         self.sources = [n for n in plan.order if not plan.inbound(n)]
-        self.planners = {s: planner_for(dag.kind(s).name, control.redis) for s in self.sources}
+        self.ops = ops_for(plan)
+        """The job's ops, kept from epoch to epoch; a source's op gives its planner."""
+        self.planners = {
+            s: self.ops[s].planner(control.redis) if s in self.ops else OncePlanner()
+            for s in self.sources
+        }
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
@@ -229,14 +234,10 @@ class _Stream:
     # --- epochs --------------------------------------------------------------------------
 
     def run(self) -> JobOutcome:
-        from worker.engine.runner import _Execution, run_vertices
-
         epoch, offsets, tracker = self.start()
         next_start = time.monotonic()
         while True:
             if self.control.cancelled.is_set():
-                from worker.engine.runner import JobCancelled
-
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
             if self.control.handover.is_set():
                 self.await_commit()  # the last snapshot: the next worker starts from it
@@ -272,11 +273,11 @@ class _Stream:
                 state_in=self.state,
                 job_t0_ms=self.job_t0_ms,
             )
-            execution = _Execution(self.spark, self.plan, self.dag, self.control, scope)
+            execution = Execution(self.spark, self.plan, self.dag, self.control, scope, self.ops)
             execution.sink_results = scope.results
             began = time.monotonic()
             try:
-                if final or not all(is_empty(ranges[s]) for s in self.sources):
+                if final or not all(self.planners[s].is_empty(ranges[s]) for s in self.sources):
                     run_vertices(execution, self.job)
                 else:
                     self.quiet_epoch(scope)
@@ -320,20 +321,14 @@ class _Stream:
         return ranges
 
     def quiet_epoch(self, scope: EpochScope) -> None:
-        """No source has anything new: watermarks still move (idle inputs), Spark rests.
-
-        A vertex that forwards watermarks itself (a ``python`` one) forwards nothing then.
-        """
-        from worker.engine.runner import OWN_WATERMARKS
-
+        """No source has anything new: watermarks still move (idle inputs), Spark rests."""
         for name in self.plan.order:
-            vertex = self.plan.vertex(name)
             if self.plan.inbound(name):
                 scope.coalesce(name)
-            params = self.dag.params[name]
-            if isinstance(params, InsertWatermarksParams):
-                observe_watermarks(scope, name, params, {})
-            elif vertex.processor not in OWN_WATERMARKS:
+            op = self.ops.get(name)
+            if op is not None:
+                op.quiet(scope, name, self.dag.params[name])
+            else:
                 scope.watermarks.pass_through(name)
         scope.state_out = dict(self.state)  # no op ran: every state goes on as it was
 

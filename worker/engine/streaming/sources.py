@@ -8,15 +8,12 @@ every sink's output for that epoch is the same. Offsets and ranges are plain JSO
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from jetspark.dag import processors as p
 from jetspark.dag.data_paths import PathRefused, check_path
-from worker.engine.contract import RedisTarget
-from worker.engine.redis_streams import RedisStreamPlanner
 
 Json = dict[str, Any]
 
@@ -38,6 +35,10 @@ class SourcePlanner(Protocol):
 
     def exhausted(self, params: BaseModel, offsets: Json) -> bool:
         """Nothing will ever follow: a bounded source was read to its end."""
+        ...
+
+    def is_empty(self, planned: Json) -> bool:
+        """Does this range read nothing?"""
         ...
 
 
@@ -69,6 +70,9 @@ class SequencePlanner:
         assert isinstance(params, p.SequenceSource)
         return params.count is not None and offsets["next"] >= params.start + params.count
 
+    def is_empty(self, planned: Json) -> bool:
+        return bool(planned["high"] <= planned["low"])
+
 
 class OncePlanner:
     """Any bounded source: everything in the first epoch, nothing after."""
@@ -84,6 +88,11 @@ class OncePlanner:
 
     def exhausted(self, params: BaseModel, offsets: Json) -> bool:
         return bool(offsets.get("done", False))
+
+    def is_empty(self, planned: Json) -> bool:
+        if "files" in planned:  # a watched directory (``FilesPlanner``)
+            return not planned["files"]
+        return not planned.get("all", True)
 
 
 class FilesPlanner(OncePlanner):
@@ -111,17 +120,6 @@ class FilesPlanner(OncePlanner):
         return not params.watch and super().exhausted(params, offsets)
 
 
-def is_empty(planned: Json) -> bool:
-    """Does this range read nothing?"""
-    if "low" in planned:
-        return bool(planned["high"] <= planned["low"])
-    if "files" in planned:
-        return not planned["files"]
-    if "streams" in planned:
-        return all(bounds["until"] is None for bounds in planned["streams"].values())
-    return not planned.get("all", True)
-
-
 def _listing(path: str) -> list[str]:
     """The visible files directly in ``path`` (or the file itself), under the data roots."""
     try:
@@ -137,35 +135,3 @@ def _listing(path: str) -> list[str]:
         for name in os.listdir(path)
         if not name.startswith((".", "_")) and os.path.isfile(os.path.join(path, name))
     ]
-
-
-PLANNERS: dict[str, SourcePlanner] = {
-    "source.sequence": SequencePlanner(),
-    "source.files": FilesPlanner(),
-}
-
-
-PLANNER_FACTORIES: dict[str, Callable[[RedisTarget], SourcePlanner]] = {
-    "source.redis_stream": lambda target: RedisStreamPlanner(target.url, target.user_stream),
-}
-"""Kinds whose planner reads the worker's Redis (made per job, for its ``JobControl.redis``)."""
-
-
-def planner_for(kind: str, redis: RedisTarget | None = None) -> SourcePlanner:
-    factory = PLANNER_FACTORIES.get(kind)
-    if factory is not None:
-        return factory(redis or RedisTarget.from_settings())
-    return PLANNERS.get(kind, OncePlanner())
-
-
-def is_unbounded(kind: str, params: BaseModel) -> bool:
-    """Does this source make its job a streaming job (run in epochs until stopped)?"""
-    if isinstance(params, p.SequenceSource):
-        return params.count is None or params.rate_per_s is not None
-    if isinstance(params, p.FilesSource):
-        return params.watch
-    return kind in UNBOUNDED_KINDS
-
-
-UNBOUNDED_KINDS: set[str] = {"source.redis_stream"}
-"""Source kinds that are always unbounded (registered with their planner)."""

@@ -1,10 +1,12 @@
-"""``PythonOp``: the ``python`` entry of the translation table (SPEC §5 custom processors)."""
+"""``PythonOp``: the ``python`` entry of the translation table (SPEC §5 custom processors).
+
+The processor runtime it runs in each Spark task is ``worker.engine.python``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 from pyspark import AccumulatorParam
@@ -22,7 +24,7 @@ from pyspark.sql.types import (
 
 from jetspark.dag.processors import PythonParams
 from jetspark.processor.loading import declared_schema, load_processor_class
-from jetspark.settings import DagLimits, RedisSettings
+from worker.engine.ops.base import Op, OpContext
 from worker.engine.python.arrow_io import (
     EPOCH_FIELDS,
     ITEM,
@@ -39,10 +41,6 @@ from worker.engine.python.frames import packed_frame, source_frame, with_state
 from worker.engine.python.task import EpochTask, TaskPlan, run_partition
 from worker.engine.routing import SLOT, with_slot
 from worker.engine.state_columns import PARTITION, PROCESSOR
-
-if TYPE_CHECKING:
-    from worker.engine.ops import OpContext
-
 
 INTERNAL = "__jetspark"
 
@@ -62,7 +60,7 @@ class LatestMetrics(AccumulatorParam[dict[str, Any]]):
         return value1
 
 
-class PythonOp:
+class PythonOp(Op):
     """Runs ``params.class`` as processor g on Spark partition g through ``mapInArrow``.
 
     The class is loaded only from the allowed modules, here and again in each task. Its
@@ -71,8 +69,11 @@ class PythonOp:
 
     In an epoch run (a streaming job) the processors' snapshot entries become the vertex's
     state (``epoch.state_out``), restored into the next epoch's processors before any item,
-    and the watermarks they emit are recorded with the tracker (``OWN_WATERMARKS``).
+    and the watermarks they emit are recorded with the tracker (``forwards_own_watermarks``).
+    The class comes only from the job's ``allowed_modules``.
     """
+
+    forwards_own_watermarks = True
 
     def __init__(self) -> None:
         self.metrics: dict[str, Any] = {}
@@ -82,7 +83,7 @@ class PythonOp:
         params = ctx.params
         if not isinstance(params, PythonParams):
             raise ProcessorSetupError(f"vertex {ctx.vertex.name}: params are not PythonParams")
-        allowed = tuple(DagLimits().allowed_python_modules)
+        allowed = ctx.allowed_modules
         processor_class = load_processor_class(params.class_, allowed)
         outbound = ctx.outbound
         tagged = len(outbound) > 1
@@ -108,7 +109,7 @@ class PythonOp:
             schema=to_arrow_schema(struct),
             tagged=tagged,
             metrics=accumulator,
-            metrics_url=RedisSettings().url,
+            metrics_url=ctx.metrics_url,
             epoch=epoch,
         )
         if epoch is not None:

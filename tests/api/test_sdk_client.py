@@ -1,0 +1,122 @@
+"""The SDK against the live API and a real worker: its checks are the server's, its
+``Client`` submits, follows (SSE), reads results, suspends and cancels."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from jetspark.sdk import DAG, ApiError, Client, DagValidationError, Edge, JobNotCompleted
+from tests.api.conftest import TOKEN
+from tests.api.leftovers import no_leftovers
+from worker.loop import Worker
+
+pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TEXT = ["to be or not to be", "that is the question"]
+
+
+@pytest.fixture
+def client(api_url: str) -> Iterator[Client]:
+    with Client(api_url, TOKEN) as sdk:
+        yield sdk
+
+
+def word_count() -> DAG:
+    dag = DAG("sdk-word-count")
+    lines = dag.new_vertex("lines", "source.items", items=[{"line": t} for t in TEXT])
+    tok = dag.new_vertex("tokenize", "flat_map", explode="split(line, ' ')", **{"as": "word"})
+    count = dag.new_vertex("count", "aggregate", key="word", aggregations={"n": "count(*)"})
+    dag.edge(Edge.between(lines, tok))
+    dag.edge(Edge.between(tok, count).partitioned("word").distributed())
+    dag.edge(Edge.between(count, dag.new_vertex("out", "sink.results")))
+    return dag
+
+
+def mistaken() -> DAG:
+    dag = DAG("mistaken")
+    table = dag.new_vertex("table", "source.items", items=[{"k": 1}])
+    stream = dag.new_vertex("stream", "source.items", items=[{"k": 1}])
+    join = dag.new_vertex("join", "hash_join", build_key="k", probe_key="nope(k)")
+    dag.new_vertex("orphan", "map", select={"k": "k"})
+    dag.edge(Edge.from_(table).to(join, 0))
+    dag.edge(Edge.from_(stream).to(join, 1))
+    return dag
+
+
+def test_validate_gives_the_servers_pointers_and_messages(http: httpx.Client) -> None:
+    for dag in (mistaken(), mistaken().edge(Edge.between("join", "orphan"))):
+        with pytest.raises(DagValidationError) as caught:
+            dag.validate()
+        answer = http.post("/v1/dags:validate", json=dag.to_json())
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["errors"] == [
+            {"pointer": q.pointer, "message": q.message} for q in caught.value.problems
+        ]
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_the_api_accepts_every_example_the_sdk_emits(http: httpx.Client, path: Path) -> None:
+    body = DAG.from_json(json.loads(path.read_text())).to_json()
+    answer = http.post("/v1/dags:validate", json=body)
+    assert answer.status_code == 200, answer.text
+
+
+def test_a_refused_submission_is_an_api_error_with_pointers(client: Client) -> None:
+    with pytest.raises(ApiError) as caught:
+        client.submit(mistaken())
+    assert caught.value.status == 422
+    assert [e["pointer"] for e in caught.value.errors] == ["/dag/vertices/2/params/probe_key"]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_submit_wait_and_results_as_records_and_a_frame(client: Client, worker: Worker) -> None:
+    del worker
+    job = client.submit(word_count())
+    progress = io.StringIO()
+    final = client.wait(job, progress=progress, check=True)
+    assert final.status.value == "COMPLETED"
+    assert progress.getvalue().splitlines()[-1].startswith("COMPLETED   attempt=1")
+    expected = Counter(word for line in TEXT for word in line.split())
+    assert {r["key"]: r["n"] for r in client.results(job)} == expected
+    assert {r["key"]: r["n"] for r in client.results(job, page_size=2)} == expected
+    frame = client.results(job).to_pandas()
+    assert dict(zip(frame["key"], frame["n"], strict=True)) == expected
+
+
+def poll(check: Callable[[], bool], *, what: str, deadline_s: float = 120) -> None:
+    deadline = time.monotonic() + deadline_s
+    while not check():
+        assert time.monotonic() < deadline, f"not within {deadline_s} s: {what}"
+        time.sleep(0.1)  # polling the API, bounded by the deadline
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(client: Client, worker: Worker) -> None:
+    del worker
+    dag = DAG(
+        "sdk-stream",
+        {"members": 1, "local_parallelism": 1, "processing_guarantee": "exactly_once",
+         "snapshot_interval_ms": 200},
+    )  # fmt: skip
+    numbers = dag.new_vertex("numbers", "source.sequence", count=None, rate_per_s=50)
+    dag.edge(Edge.between(numbers, dag.new_vertex("out", "sink.results")))
+    job = client.submit(dag)
+    poll(lambda: bool(client.snapshots(job)), what="a committed snapshot")
+    client.suspend(job)
+    poll(lambda: client.get(job).status.value == "SUSPENDED", what="suspended")
+    snapshot = client.snapshots(job)[0]
+    assert snapshot.epoch >= 1 and snapshot.committed_at is not None
+    client.cancel(job)
+    with pytest.raises(JobNotCompleted, match="CANCELLED"):
+        client.wait(job, progress=False, check=True)
+    assert any(event.kind == "end" for event in client.events(job))

@@ -1,0 +1,195 @@
+"""One run of a plan over Spark, shared by the batch walker (``runner``) and the epoch loop.
+
+``Execution`` walks the vertices in order, routes each inbound edge and applies the ops.
+Every vertex's processors are the partitions of its frame. Inbound edges of a lower
+``priority`` number are consumed in full (materialised) before any edge of a higher number is
+read: a hash join's build side is complete before its probe side starts. A vertex that feeds
+several edges is persisted, so every edge sees the very same items (Jet offers each item to
+all outbound edges) and a fork that rejoins reads buffered items instead of recomputing them.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TYPE_CHECKING
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jetspark.dag.model import Routing
+from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan
+from jetspark.dag.processors import PROCESSORS
+from jetspark.dag.validate import ValidatedDag
+from worker.engine.contract import JobControl, RunnableJob
+from worker.engine.counting import VertexCounters
+from worker.engine.errors import EngineError
+from worker.engine.ops.base import Op, OpContext
+from worker.engine.ops.table import ops_for
+from worker.engine.python.failure import processor_failure
+from worker.engine.routing import route, without_slot
+from worker.engine.streaming.scope import EpochScope
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ORDINAL = "__ordinal"
+"""An op whose output has this column emits each row only to the edge of that ``from_ordinal``."""
+
+
+class JobCancelled(Exception):
+    """The worker asked the job to stop (cancel, suspend, restart or a lost lease)."""
+
+
+class VertexFailed(Exception):
+    """A processor failed; the message names the vertex, the error type and its message."""
+
+    def __init__(self, vertex: str, error: BaseException) -> None:
+        self.vertex = vertex
+        self.error_type = getattr(error, "error_type", type(error).__name__)
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        super().__init__(f"vertex {vertex!r} failed: {self.error_type}: {message}")
+
+
+def outbound_frame(frame: DataFrame, edge: EdgePlan) -> DataFrame:
+    """What a vertex emits over one outbound edge: rows of its ordinal, or all rows."""
+    if ORDINAL not in frame.columns:
+        return frame
+    return frame.where(F.col(ORDINAL) == F.lit(edge.from_ordinal)).drop(ORDINAL)
+
+
+def copies_per_item(edge: EdgePlan, receiver: VertexPlan) -> int:
+    """How many processors receive each item sent over ``edge``."""
+    if edge.routing is not Routing.broadcast:
+        return 1
+    return receiver.parallelism if edge.distributed else receiver.local_parallelism
+
+
+class Execution:
+    """One run of a plan: the frames built so far, what is persisted, the counters."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        plan: ExecutionPlan,
+        dag: ValidatedDag,
+        control: JobControl,
+        epoch: EpochScope | None = None,
+        ops: dict[str, Op] | None = None,
+    ) -> None:
+        self.spark, self.plan, self.dag, self.control = spark, plan, dag, control
+        self.epoch = epoch
+        self.ops = ops_for(plan) if ops is None else ops
+        """The job's own op per vertex (a stream keeps them from epoch to epoch)."""
+        self.frames: dict[str, DataFrame] = {}
+        self.persisted: list[DataFrame] = []
+        self.counters = VertexCounters()
+        self.sink_results: dict[str, list[dict[str, object]]] = {}
+
+    def run_vertex(self, name: str) -> None:
+        vertex = self.plan.vertex(name)
+        op = self.ops.get(name)
+        if op is None:
+            raise EngineError(f"{vertex.processor} is not supported yet")
+        inbound = self.plan.inbound(name)
+        if self.epoch is not None and inbound and not op.coalesces_itself:
+            self.epoch.coalesce(name)
+        # An epoch run's aggregate carries state instead of grouping once: count it as usual.
+        counts_own_input = op.counts_own_input and len(inbound) == 1 and self.epoch is None
+        inputs = self.consume_by_priority(name, inbound, op.places_own_input, counts_own_input)
+        context = OpContext(
+            spark=self.spark,
+            vertex=vertex,
+            params=self.dag.params[name],
+            inputs=inputs,
+            inbound=inbound,
+            senders=[self.plan.vertex(e.source) for e in inbound],
+            partition_count=self.plan.partition_count,
+            results_cap=self.control.results_cap,
+            sink_results=self.sink_results,
+            keep=self.keep,
+            outbound=self.plan.outbound(name),
+            epoch=self.epoch,
+            redis=self.control.redis,
+            count_input=self.counters.own_input_counter(name),
+            owner=self.control.job_group,
+            allowed_modules=self.control.allowed_python_modules,
+            metrics_url=self.control.metrics_url,
+        )
+        output = op.apply(context)
+        if self.epoch is not None and not op.forwards_own_watermarks:
+            self.epoch.watermarks.pass_through(name)
+        role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
+        if role == "sink":
+            return
+        outbound = self.dag.outbound[name]
+        alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
+        output = self.counters.emitted(name, without_slot(output), at_receiver=alone)
+        if len(outbound) > 1:
+            output = self.keep(output)
+        self.frames[name] = output
+        if not outbound:
+            output.count()  # a dead end still runs, as its processors would in Jet
+
+    def consume_by_priority(
+        self,
+        name: str,
+        inbound: list[EdgePlan],
+        places_own_input: bool,
+        counts_own_input: bool = False,
+    ) -> list[DataFrame]:
+        """The routed inbound frames by ordinal; all but the last priority level materialised.
+
+        An op that ``places_own_input`` gets its senders' frames and routes them itself.
+        """
+        receiver = self.plan.vertex(name)
+        routed: dict[int, DataFrame] = {}
+        for edge in inbound:
+            sender = self.plan.vertex(edge.source)
+            whole = self.frames[edge.source]
+            frame = self.counters.received(
+                name,
+                edge.source,
+                outbound_frame(whole, edge),
+                copies=copies_per_item(edge, receiver),
+                partial=ORDINAL in whole.columns,
+                counts_own_input=counts_own_input,
+            )
+            if not places_own_input:
+                frame = route(frame, edge, sender, receiver, self.plan.partition_count)
+            routed[edge.to_ordinal] = frame
+        levels = [
+            [e.to_ordinal for e in edges]
+            for _, edges in groupby(sorted(inbound, key=lambda e: e.priority), lambda e: e.priority)
+        ]
+        for level in levels[:-1]:
+            for ordinal in level:
+                routed[ordinal] = self.keep(routed[ordinal])
+                routed[ordinal].count()  # consumed in full before the next priority is read
+        return [routed[edge.to_ordinal] for edge in inbound]
+
+    def keep(self, frame: DataFrame) -> DataFrame:
+        kept = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        self.persisted.append(kept)
+        return kept
+
+    def release(self) -> None:
+        for frame in self.persisted:
+            frame.unpersist()
+
+
+def run_vertices(execution: Execution, job: RunnableJob) -> None:
+    """Run every vertex in order; raise ``VertexFailed`` naming a failing vertex."""
+    control = execution.control
+    for name in execution.plan.order:
+        if control.cancelled.is_set():
+            raise JobCancelled(f"job {job.id} was asked to stop")
+        try:
+            execution.run_vertex(name)
+        except Exception as error:
+            if control.cancelled.is_set():
+                raise JobCancelled(f"job {job.id} was asked to stop") from error
+            failed = processor_failure(error)
+            if failed is not None:  # a Python processor failed inside a Spark task
+                raise VertexFailed(*failed) from error
+            raise VertexFailed(name, error) from error

@@ -1,0 +1,129 @@
+"""``aggregate``: grouped aggregation, once over bounded input or carried across epochs."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from jetspark.dag import processors as p
+from jetspark.dag.model import Routing
+from jetspark.dag.plan import Exchange
+from worker.engine import aggregation
+from worker.engine.counting import items_column
+from worker.engine.expressions import user_column
+from worker.engine.ops.base import Op, OpContext, params_of
+from worker.engine.routing import (
+    SLOT,
+    by_processor,
+    candidates,
+    partition_id,
+    route,
+    sender_member,
+    targeted,
+    with_slot,
+    without_slot,
+)
+from worker.engine.stateful_aggregate import aggregate_step
+
+
+class AggregateOp(Op):
+    """Each processor aggregates the items routed to it: a group is (processor, key).
+
+    Over an exchange the op routes its own input (``places_own_input``) so that partial
+    groups travel instead of items, with Spark's partial aggregation before the shuffle:
+
+    - partitioned on the aggregation key (or all-to-one): the target processor is a function
+      of the key and, on a local edge, of the sender's member, so the op groups by
+      (member, key) first and computes each group's processor afterwards, once per group;
+    - otherwise each item gets its target ``SLOT`` and the op groups by (slot, key).
+
+    Either way each processor's groups are then placed on its partition: the groups and
+    where they end up are those of aggregating after moving every item. The placement is
+    left out when no outbound edge can tell where a row is (``_placed_downstream``). Over a
+    fused edge the frame is aggregated where it is, and so are the items of an aggregate
+    (already one per group: routed first, then aggregated in place, one exchange instead of
+    two). Without a key and with P > 1, every processor that received items emits its own
+    aggregate, as Jet's non-keyed aggregation does. The op counts its own input
+    (``counts_own_input``) in its groups, keeping Spark's code generation across the items.
+    """
+
+    places_own_input = True
+    counts_own_input = True
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.AggregateParams)
+        if ctx.epoch is not None and not (ctx.epoch.final and ctx.epoch.epoch == 1):
+            return self.in_epochs(ctx, params)
+        stage = aggregation.STAGES[params.stage]
+        columns = [stage(field, e) for field, e in params.aggregations.items()]
+        counted = ctx.count_input or (lambda groups: groups)
+        if ctx.count_input is not None:
+            columns.append(items_column())
+        n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
+        if params.key is None and n == 1:
+            return counted(frame.agg(*columns))  # one processor: a row even for no input
+        sender = ctx.senders[0]
+        routed = edge.exchange is not Exchange.fused and sender.processor == "aggregate"
+        if routed:  # few items, one per group already: no partial aggregation to gain
+            frame = route(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        if routed or edge.exchange is Exchange.fused:
+            # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
+            keys = [F.col(SLOT), *_key(params)]
+            return counted(by_processor(frame, n).groupBy(*keys).agg(*columns)).drop(SLOT)
+        if params.key is not None and (
+            edge.routing is Routing.all_to_one
+            or (edge.routing is Routing.partitioned and edge.key == params.key)
+        ):
+            # the sender's member matters on a local edge from several members (one: member 0)
+            local = not edge.distributed and sender.parallelism > sender.local_parallelism
+            member = [sender_member(sender).alias("__member")] if local else []
+            grouped = counted(without_slot(frame).groupBy(*member, *_key(params)).agg(*columns))
+            first, width = candidates(edge, ctx.vertex, F.col("__member") if local else F.lit(0))
+            on_key = edge.model_copy(update={"key": "`key`"})
+            pid = partition_id(grouped, on_key, ctx.partition_count)
+            slotted = with_slot(grouped, first + F.pmod(pid, F.lit(width)), n)
+            return _placed(ctx, slotted, n).drop(SLOT, "__member")
+        items = targeted(frame, edge, sender, ctx.vertex, ctx.partition_count)
+        keys = [F.col(SLOT), *_key(params)]
+        return _placed(ctx, counted(items.groupBy(*keys).agg(*columns)), n).drop(SLOT)
+
+    def in_epochs(self, ctx: OpContext, params: p.AggregateParams) -> DataFrame:
+        """Streaming: partial results carried from epoch to epoch, emitted at the end."""
+        assert ctx.epoch is not None
+        name, edge, items = ctx.vertex.name, ctx.inbound[0], ctx.only_input
+        if edge.exchange is not Exchange.fused:
+            items = route(items, edge, ctx.senders[0], ctx.vertex, ctx.partition_count)
+        step = aggregate_step(
+            items,
+            ctx.epoch.state_in.get(name),
+            params,
+            parallelism=ctx.vertex.parallelism,
+            partition_count=ctx.partition_count,
+            final=ctx.epoch.final,
+            keep=partial(ctx.epoch.checkpointed, name),
+        )
+        ctx.epoch.state_out[name] = step.state
+        return step.output
+
+
+def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:
+    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell."""
+    return slotted.repartition(n, SLOT) if _placed_downstream(ctx) else slotted
+
+
+def _placed_downstream(ctx: OpContext) -> bool:
+    """Whether a consumer of the output can tell which partition a row is in.
+
+    A distributed edge that is partitioned, all-to-one or broadcast routes each item by its
+    content alone (no sender member, no sender row index), so where the row was is lost.
+    """
+    return not all(
+        e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast
+        for e in ctx.outbound
+    )
+
+
+def _key(params: p.AggregateParams) -> list[Column]:
+    return [] if params.key is None else [user_column(params.key).alias("key")]

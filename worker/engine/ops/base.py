@@ -1,0 +1,132 @@
+"""What every op is: the ``Op`` base class with its declared capabilities, and the
+``OpContext`` a job hands it (its vertex, params, routed inputs and the job's settings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jetspark.dag.plan import EdgePlan, VertexPlan
+from worker.engine.contract import RedisTarget
+from worker.engine.errors import EngineError
+from worker.engine.streaming.scope import EpochScope
+from worker.engine.streaming.sources import OncePlanner, SourcePlanner
+
+
+def _unpersisted(frame: DataFrame) -> DataFrame:
+    return frame
+
+
+@dataclass
+class OpContext:
+    """What an op sees: its vertex, params and already-routed inbound frames.
+
+    ``inputs[i]`` arrived over ``inbound[i]`` (index = ``to_ordinal``). A routed frame carries
+    the ``SLOT`` column it is partitioned on; a frame over a fused edge may not. An op that
+    ``places_own_input`` gets the sender's frame as it is over a non-fused edge.
+    """
+
+    spark: SparkSession
+    vertex: VertexPlan
+    params: BaseModel
+    inputs: list[DataFrame]
+    inbound: list[EdgePlan]
+    senders: list[VertexPlan]
+    """The vertex at the other end of each inbound edge."""
+    partition_count: int
+    results_cap: int
+    sink_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    keep: Callable[[DataFrame], DataFrame] = _unpersisted
+    """Persist a frame for the rest of the job (read twice, computed once)."""
+    outbound: list[EdgePlan] = field(default_factory=list)
+    """Outbound edges, index = from_ordinal."""
+    epoch: EpochScope | None = None
+    """Set when the job runs in epochs (a streaming job): ranges, state, watermarks."""
+    redis: RedisTarget | None = None
+    """The job's Redis (``JobControl.redis``), for the sinks and sources that use one."""
+    count_input: Callable[[DataFrame], DataFrame] | None = None
+    """Set when an op that ``counts_own_input`` is to count its items itself: it aggregates
+    ``counting.items_column()`` with its groups and passes the groups through this."""
+    owner: str = "jetspark"
+    """Names the job in the directories its ``sink.files`` creates (``data_paths.MARKER``)."""
+    allowed_modules: tuple[str, ...] = ()
+    """Modules a ``python`` vertex may load its class from (``JobControl``; none by default)."""
+    metrics_url: str | None = None
+    """Where Python processors publish live metrics (``JobControl``; none: not published)."""
+
+    @property
+    def only_input(self) -> DataFrame:
+        return self.inputs[0]
+
+    @property
+    def job_redis(self) -> RedisTarget:
+        """The job's Redis; an op that needs one fails clearly without it."""
+        if self.redis is None:
+            raise EngineError(f"vertex {self.vertex.name}: the job has no Redis")
+        return self.redis
+
+
+class Op:
+    """One processor kind's translation to Spark: ``apply(context) -> DataFrame``.
+
+    An instance serves one vertex of one job (``ops.table.ops_for``), so it may keep what
+    that vertex's runs leave (a Python vertex's metrics). What the walkers do for an op
+    around ``apply`` is decided by the capabilities it declares here, never guessed.
+    """
+
+    places_own_input: ClassVar[bool] = False
+    """Gets its senders' frames unrouted over non-fused edges and routes them itself."""
+    counts_own_input: ClassVar[bool] = False
+    """Counts its received items in its own groups (``OpContext.count_input``)."""
+    coalesces_itself: ClassVar[bool] = False
+    """Coalesces its input watermarks itself, once its output is computed."""
+    forwards_own_watermarks: ClassVar[bool] = False
+    """Forwards watermarks itself; for every other op the walker passes on what it
+    coalesced."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        raise NotImplementedError
+
+    def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:
+        """An epoch in which no source read anything: Spark rests, watermarks still move
+        (idle inputs). An op that forwards watermarks itself forwards nothing then."""
+        if not self.forwards_own_watermarks:
+            epoch.watermarks.pass_through(vertex)
+
+    def planner(self, redis: RedisTarget) -> SourcePlanner:
+        """As a source in an epoch run (no inbound edge): how it moves through its input.
+        Any op without input of its own emits everything in the first epoch."""
+        return OncePlanner()
+
+    @classmethod
+    def unbounded(cls, params: BaseModel) -> bool:
+        """As a source: does it make its job a streaming job (run in epochs until stopped)?"""
+        return False
+
+
+class SourceOp(Op):
+    """A source kind: what it reads (``apply``), its planner and its boundedness."""
+
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+
+
+def params_of(ctx: OpContext, kind: type[ParamsT]) -> ParamsT:
+    if not isinstance(ctx.params, kind):
+        raise EngineError(f"vertex {ctx.vertex.name}: params are not {kind.__name__}")
+    return ctx.params
+
+
+def read_once(ctx: OpContext) -> bool:
+    """A bounded source in an epoch run reads everything in the first epoch only."""
+    return ctx.epoch is None or bool(ctx.epoch.ranges[ctx.vertex.name].get("all", True))
+
+
+def nothing(frame: DataFrame) -> DataFrame:
+    """The same columns, no rows (Spark plans it without running a task)."""
+    return frame.where(F.lit(False))

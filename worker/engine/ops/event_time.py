@@ -1,0 +1,101 @@
+"""Event time: ``insert_watermarks`` and ``window``."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from pydantic import BaseModel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jetspark.dag import processors as p
+from worker.engine.errors import EngineError
+from worker.engine.expressions import user_column
+from worker.engine.observed import ObservedAggregates
+from worker.engine.ops.base import Op, OpContext, params_of
+from worker.engine.streaming.scope import EpochScope
+from worker.engine.windowing import window_step
+
+
+class InsertWatermarksOp(Op):
+    """Items pass unchanged; in an epoch run, processor g's greatest timestamp this epoch
+    moves its watermark (``top - allowed_lag_ms``), see ``streaming.watermarks``.
+
+    The tops are observed while Spark computes the items for the vertices downstream (a
+    window computes its windows before it needs the watermark), not by a job of their own.
+    """
+
+    forwards_own_watermarks = True
+
+    def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:
+        assert isinstance(params, p.InsertWatermarksParams)
+        observe_watermarks(epoch, vertex, params, {})
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.InsertWatermarksParams)
+        frame = ctx.only_input
+        epoch = ctx.epoch
+        if epoch is None:
+            return frame
+        ts, g = user_column(params.timestamp).cast("bigint"), F.spark_partition_id()
+        n = ctx.vertex.parallelism
+        tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
+        kept = ctx.keep(tops.frame)  # computed once, observed then, read by every consumer
+
+        def observe() -> None:
+            by_processor = {
+                int(name.removeprefix("top_")): top
+                for name, top in tops.values().items()
+                if top is not None
+            }
+            observe_watermarks(epoch, ctx.vertex.name, params, by_processor)
+
+        epoch.defer(observe)
+        return kept
+
+
+def observe_watermarks(
+    epoch: EpochScope, vertex: str, params: p.InsertWatermarksParams, tops: dict[int, int]
+) -> None:
+    """An ``insert_watermarks`` vertex saw these greatest timestamps per processor this
+    epoch (none at all in an epoch without input: only its idle clocks move)."""
+    epoch.watermarks.observe_events(
+        vertex,
+        tops,
+        allowed_lag_ms=params.allowed_lag_ms,
+        idle_timeout_ms=params.idle_timeout_ms,
+        now_ms=epoch.now_ms,
+    )
+
+
+class WindowOp(Op):
+    """The seeds' windows over event time (``windowing.window_step``): each processor keeps
+    its open windows as partial results between epochs and emits a window once the
+    watermark it coalesced passes the window's end; late items are counted and dropped.
+
+    It coalesces its watermarks itself, once its windows are computed: the job that
+    computes them observes the timestamps upstream on the way (``InsertWatermarksOp``)."""
+
+    coalesces_itself = True
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.WindowParams)
+        epoch = ctx.epoch
+        if epoch is None:
+            raise EngineError("a window runs in epochs")
+        name = ctx.vertex.name
+        step = window_step(
+            ctx.only_input,
+            epoch.state_in.get(name),
+            params,
+            parallelism=ctx.vertex.parallelism,
+            partition_count=ctx.partition_count,
+            wm_before=epoch.watermarks.coalesced(name),
+            wm_after=lambda: epoch.coalesce(name),
+            final=epoch.final,
+            keep=partial(epoch.checkpointed, name),
+        )
+        epoch.state_out[name] = step.state
+        if step.late is not None:
+            epoch.late_items[name] = step.late
+        return step.output

@@ -1,0 +1,158 @@
+"""Sink ops: results, logger, files, Redis maps and streams."""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+from pyspark.sql import DataFrame, Row
+from pyspark.sql import functions as F
+
+from jetspark.dag import processors as p
+from jetspark.dag.data_paths import PathRefused, check_path, prepare_sink
+from jetspark.dag.expressions import quote_identifier
+from worker.engine.errors import EngineError
+from worker.engine.expressions import user_column
+from worker.engine.ops.base import Op, OpContext, params_of
+from worker.engine.redis_streams import now_ms, write_stream
+from worker.engine.routing import (
+    row_in_partition,
+    without_slot,
+)
+
+log = structlog.get_logger("jetspark.engine")
+
+
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
+def json_safe(value: Any) -> Any:
+    """A collected value as JSON can hold it; a ``Row`` (nested too) becomes a dict."""
+    if type(value) in _AS_IS:
+        return value
+    if isinstance(value, Row):
+        return {field: json_safe(v) for field, v in zip(value.__fields__, value, strict=True)}
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    return value
+
+
+class ResultsSinkOp(Op):
+    """Keeps at most ``results_cap`` records with the job; consumes every item."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        # One full pass, so every vertex's counts are complete: each processor hands over at
+        # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
+        # in processor order, as ``limit(cap).collect()`` would.
+        frame = _union(ctx.inputs)
+        rows = frame.where(row_in_partition() < F.lit(ctx.results_cap)).collect()
+        rows = rows[: ctx.results_cap]
+        # Their bytes are bounded where they are written (``worker.results``).
+        ctx.sink_results[ctx.vertex.name] = [json_safe(row) for row in rows]
+        return frame
+
+
+class LoggerSinkOp(Op):
+    """Consumes every item (one pass, nothing kept) and logs how many arrived."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        frame = _union(ctx.inputs)
+        log.info("sink.logger", vertex=ctx.vertex.name, items=frame.count())
+        return frame
+
+
+class FilesSinkOp(Op):
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.FilesSink)
+        frame = _union(ctx.inputs)
+        out = frame
+        if params.format is p.FileFormat.text:
+            out = frame.select(
+                F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias(
+                    "value"
+                )
+            )
+        writer = out.write.mode("overwrite").format(params.format.value)
+        if params.format is p.FileFormat.csv:
+            writer = writer.option("header", "true")
+        try:
+            target = check_path(params.path)
+            # only into a directory created for this job; a batch run replaces what it wrote
+            prepare_sink(target, ctx.owner, empty=ctx.epoch is None)
+        except PathRefused as error:
+            raise EngineError(f"sink.files: {error}") from None
+        if ctx.epoch is None:
+            writer.mode("append").save(target.location)
+            return frame
+        # An epoch writes its own directory inside the job's, overwritten when it is replayed.
+        writer.save(os.path.join(target.location, f"epoch={ctx.epoch.epoch:08d}"))
+        return frame
+
+
+class RedisMapSinkOp(Op):
+    """A Redis hash per map, like the seeds' IMap: field = key, value = the item as JSON."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.RedisMapSink)
+        url, hash_key = ctx.job_redis.url, ctx.job_redis.user_map(params.map)
+        frame = _union(ctx.inputs)
+        keyed = frame.select(
+            user_column(params.key).cast("string").alias("k"),
+            F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias("v"),
+        )
+
+        def write(rows: Any) -> None:
+            import redis as redis_client
+
+            client = redis_client.Redis.from_url(url)
+            pipe = client.pipeline(transaction=False)
+            for row in rows:
+                pipe.hset(hash_key, row["k"], row["v"])
+            pipe.execute()
+
+        keyed.foreachPartition(write)
+        return frame
+
+
+class RedisStreamSinkOp(Op):
+    """XADD each item, ids ``<job_t0_ms + epoch>-<n>``: a replayed epoch writes nothing twice
+    (see ``worker.engine.redis_streams``). A bounded job's ids are ``<its start>-<n>``."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.RedisStreamSink)
+        frame = _union(ctx.inputs)
+        epoch_ms = now_ms() if ctx.epoch is None else ctx.epoch.job_t0_ms + ctx.epoch.epoch
+        done = write_stream(
+            frame,
+            url=ctx.job_redis.url,
+            stream=ctx.job_redis.user_stream(params.stream),
+            maxlen=params.maxlen,
+            epoch_ms=epoch_ms,
+        )
+        log.info(
+            "sink.redis_stream",
+            vertex=ctx.vertex.name,
+            stream=params.stream,
+            written=done.written,
+            already_written=done.skipped,
+        )
+        return frame
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    """A sink's inbound frames as one, without the routing column."""
+    first, *rest = (without_slot(frame) for frame in frames)
+    for other in rest:
+        first = first.unionByName(other, allowMissingColumns=True)
+    return first

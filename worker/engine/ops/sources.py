@@ -1,0 +1,154 @@
+"""Source ops: items, sequence, files, Redis streams; each with its planner and boundedness."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jetspark.dag import processors as p
+from jetspark.dag.data_paths import PathRefused, check_path, readable_files
+from jetspark.dag.expressions import quote_identifier
+from worker.engine.contract import RedisTarget
+from worker.engine.errors import EngineError
+from worker.engine.local_items import local_items
+from worker.engine.ops.base import OpContext, SourceOp, nothing, params_of, read_once
+from worker.engine.redis_streams import RedisStreamPlanner, stream_frame
+from worker.engine.routing import (
+    place,
+    spray,
+)
+from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.streaming.sources import FilesPlanner, SequencePlanner, SourcePlanner
+
+
+class ItemsSourceOp(SourceOp):
+    """Item i goes to processor i % P; bounded, read in the first epoch (``OncePlanner``)."""
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        frame = self.items(ctx)
+        return frame if read_once(ctx) else nothing(frame)
+
+    def items(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.ItemsSource)
+        n = ctx.vertex.parallelism
+        if not params.items:
+            return ctx.spark.range(0, numPartitions=n).select()
+        ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
+        local = local_items(ctx.spark, params.items, n, ordered)
+        if local is not None:
+            return local  # no exchange, no Spark job of its own
+        rows = [{**item, "__index": i} for i, item in enumerate(params.items)]
+        frame = ctx.spark.createDataFrame(rows)
+        columns = [F.col(quote_identifier(c)) for c in ordered]
+        return place(frame, F.col("__index") % F.lit(n), n).select(*columns)
+
+
+class SequenceSourceOp(SourceOp):
+    """Processor g emits its share of the sequence (see ``worker.engine.sequence``)."""
+
+    def planner(self, redis: RedisTarget) -> SourcePlanner:
+        return SequencePlanner()
+
+    @classmethod
+    def unbounded(cls, params: BaseModel) -> bool:
+        assert isinstance(params, p.SequenceSource)
+        return params.count is None or params.rate_per_s is not None
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.SequenceSource)
+        n = ctx.vertex.parallelism
+        if ctx.epoch is None:
+            if params.count is None:
+                raise EngineError("an unbounded sequence runs in epochs")
+            return sequence_frame(ctx.spark, start=params.start, count=params.count, parallelism=n)
+        planned = ctx.epoch.ranges[ctx.vertex.name]
+        low, high = int(planned["low"]), int(planned["high"])
+        stamps = Stamps(params.start, int(planned["t0_ms"]), params.rate_per_s, planned["stamp_ms"])
+        return sequence_frame(ctx.spark, start=low, count=high - low, parallelism=n, stamps=stamps)
+
+
+class FilesSourceOp(SourceOp):
+    """Spark's readers; file splits are shared out over the P processors (round-robin when
+    there are fewer splits than processors)."""
+
+    def planner(self, redis: RedisTarget) -> SourcePlanner:
+        return FilesPlanner()
+
+    @classmethod
+    def unbounded(cls, params: BaseModel) -> bool:
+        assert isinstance(params, p.FilesSource)
+        return params.watch
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.FilesSource)
+        paths: str | list[str] = params.path
+        if ctx.epoch is not None and params.watch:
+            paths = ctx.epoch.ranges[ctx.vertex.name]["files"]
+            if not paths:
+                return self.empty(ctx, params)
+        elif not read_once(ctx):
+            return nothing(self.read(ctx, params, paths))
+        return self.read(ctx, params, paths)
+
+    def empty(self, ctx: OpContext, params: p.FilesSource) -> DataFrame:
+        """No new file this epoch: no rows, the columns of the files seen before if any."""
+        seen = ctx.epoch.ranges[ctx.vertex.name].get("seen_any") if ctx.epoch else None
+        if seen:
+            return nothing(self.read(ctx, params, [seen]))
+        columns = "line string" if params.format is p.FileFormat.text else "value string"
+        return ctx.spark.createDataFrame([], columns)
+
+    def read(self, ctx: OpContext, params: p.FilesSource, paths: str | list[str]) -> DataFrame:
+        reader = ctx.spark.read
+        if params.format is p.FileFormat.csv:
+            reader = reader.option("header", "true").option("inferSchema", "true")
+        files = _readable(params.path, [paths] if isinstance(paths, str) else paths)
+        if not files:
+            raise EngineError(f"source.files: nothing to read at {params.path!r}")
+        root = check_path(params.path).location
+        if os.path.isdir(root):
+            reader = reader.option("basePath", root)  # partition columns, as for the directory
+        frame = reader.format(params.format.value).load(files)
+        if params.format is p.FileFormat.text:
+            frame = frame.withColumnRenamed("value", "line")
+        n = ctx.vertex.parallelism
+        if frame.rdd.getNumPartitions() >= n:
+            return frame.coalesce(n)  # whole file splits per processor, without a shuffle
+        return place(frame, spray(first=F.lit(0), width=n), n)
+
+
+def _readable(path: str, paths: list[str]) -> list[str]:
+    """Every file Spark is to read, checked under the data roots just before it reads."""
+    check_path(path)  # the roots may have changed since the job was accepted
+    try:
+        return [file for named in paths for file in readable_files(check_path(named))]
+    except PathRefused as error:
+        raise EngineError(f"source.files: {error}") from None
+
+
+class RedisStreamSourceOp(SourceOp):
+    """Exactly the entries the epoch's range names: processor g reads streams g, g+P..."""
+
+    def planner(self, redis: RedisTarget) -> SourcePlanner:
+        return RedisStreamPlanner(redis.url, redis.user_stream)
+
+    @classmethod
+    def unbounded(cls, params: BaseModel) -> bool:
+        return True
+
+    def apply(self, ctx: OpContext) -> DataFrame:
+        params = params_of(ctx, p.RedisStreamSource)
+        if ctx.epoch is None:
+            raise EngineError("source.redis_stream is unbounded: it runs in epochs")
+        planned = ctx.epoch.ranges[ctx.vertex.name]["streams"]
+        ranges = [(s, planned[s]["after"], planned[s]["until"]) for s in params.streams]
+        return stream_frame(
+            ctx.spark,
+            ctx.job_redis.url,
+            ranges,
+            ctx.vertex.parallelism,
+            key=ctx.job_redis.user_stream,
+        )
