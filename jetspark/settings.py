@@ -57,6 +57,15 @@ class SparkSettings(BaseSettings):
     master: str = "local[*]"
     app_name: str = "jetspark-worker"
     shuffle_partitions: int = 8
+    conf: str | None = None
+    """``JETSPARK_SPARK_CONF``: a JSON object of Spark properties (``jetspark.spark_conf``)."""
+    conf_file: Path | None = None
+    """``JETSPARK_SPARK_CONF_FILE``: a ``spark-defaults.conf``-style file of properties; the
+    JSON object wins on a key both name."""
+    ship_code: bool | None = None
+    """``JETSPARK_SPARK_SHIP_CODE``: send the engine, the allowed processor modules and their
+    libraries to the executors at start (``jetspark.executor_code``); unset, only when the
+    master is not local (a local master's tasks run this installation)."""
 
 
 class DagLimits(BaseSettings):

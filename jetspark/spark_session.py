@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
+from jetspark.settings import SparkSettings
+from jetspark.spark_conf import SparkConfError, is_local, session_conf, user_conf
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+log = structlog.get_logger("jetspark.worker")
 
 
 def build_spark_session(
@@ -17,29 +26,92 @@ def build_spark_session(
     app_name: str = "jetspark-worker",
     warehouse: Path | None = None,
     shuffle_partitions: int = 8,
+    conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A SparkSession on loopback with the FAIR scheduler, Python workers on this interpreter."""
+    """A SparkSession with the FAIR scheduler and ``conf`` (see ``jetspark.spark_conf``);
+    a local master stays on loopback with Python workers on this interpreter."""
     from pyspark.sql import SparkSession
 
+    properties = session_conf(master=master, shuffle_partitions=shuffle_partitions, conf=conf)
+    python = properties.get("spark.pyspark.python")
+    if python is not None:
+        # PySpark reads the executors' interpreter from the environment only.
+        os.environ["PYSPARK_PYTHON"] = python
     # Spark's Python workers must run this interpreter, or they miss our modules.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.scheduler.mode", "FAIR")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        # A routed frame is hash-partitioned on the processor slot alone; joins on
-        # (slot, key) must not reshuffle it (processor g joins what it received).
-        .config("spark.sql.requireAllClusterKeysForCoPartition", "false")
-        # ${env:...} / ${system:...} in a user expression would read the worker's secrets.
-        .config("spark.sql.variable.substitute", "false")
-    )
+    if is_local(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in properties.items():
+        builder = builder.config(key, value)
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
     return builder.getOrCreate()
+
+
+def executor_count(spark: SparkSession) -> int:
+    """The executors this session sees now: 1 on a local master (the driver runs tasks)."""
+    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+    # The driver is listed too; on a cluster it runs no tasks.
+    return max(1, len(infos) - 1)
+
+
+def start_spark(settings: SparkSettings) -> SparkSession:
+    """A worker's session from its settings; a setting Spark refuses is a ``SparkConfError``."""
+    conf = user_conf(settings)
+    try:
+        session = build_spark_session(
+            master=settings.master,
+            app_name=settings.app_name,
+            shuffle_partitions=settings.shuffle_partitions,
+            conf=conf,
+        )
+        # SQL properties are checked when the session state is built, on first use: now.
+        session.conf.get("spark.sql.session.timeZone")
+    except Exception as error:  # py4j, PySpark and the JVM launcher raise many kinds
+        raise SparkConfError(
+            f"Spark did not start (JETSPARK_SPARK_MASTER={settings.master}): {_cause(error)}"
+        ) from None
+    ship = settings.ship_code if settings.ship_code is not None else not is_local(settings.master)
+    if ship:
+        _ship_code(session)
+    return session
+
+
+def _ship_code(session: SparkSession) -> None:
+    """The executors get the engine and the allowed processor modules from this worker."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from jetspark.executor_code import ShippingError, ship_executor_code
+    from jetspark.settings import DagLimits
+
+    into = Path(tempfile.mkdtemp(prefix="jetspark-executor-code-"))
+    # Spark serves the files from here for the session's life: removed at exit.
+    atexit.register(shutil.rmtree, into, ignore_errors=True)
+    started = time.monotonic()
+    try:
+        size = ship_executor_code(session, DagLimits().allowed_python_modules, into)
+    except (ShippingError, OSError) as error:
+        session.stop()
+        raise SparkConfError(f"the executors' code could not be shipped: {error}") from None
+    log.info(
+        "executor code shipped",
+        megabytes=round(size / 1e6, 1),
+        seconds=round(time.monotonic() - started, 2),
+    )
+
+
+def _cause(error: BaseException) -> str:
+    """The line of a Java or PySpark error that says what is wrong, not where."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    causes = [line.removeprefix("Caused by:").strip() for line in lines if "Caused by:" in line]
+    if causes:
+        return causes[-1]
+    for line in lines:
+        if "Exception:" in line or "Error:" in line:
+            return line
+    if "JAVA_GATEWAY_EXITED" in str(error):
+        return "the JVM did not start (its own error is on the lines above)"
+    return lines[0] if lines else type(error).__name__

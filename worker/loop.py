@@ -17,6 +17,7 @@ import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark import joblogs
+from jetspark.dag.members import plan_for_executors
 from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
@@ -24,6 +25,7 @@ from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.retry import OutageLog, Retry, always
 from jetspark.settings import TenantSettings, WorkerSettings
+from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
@@ -154,6 +156,8 @@ class Worker:
                 self.keep_busy(entry)
                 return None
             self.busy.pop(entry.entry_id, None)
+            if job is not None:
+                self.fit_plan(job)
             session.commit()
             if job is None:
                 # Not claimable now (ended, held under a live lease, or a duplicate entry):
@@ -182,8 +186,17 @@ class Worker:
                 limit=count,
                 max_running=self.max_running,
             )
+            for job in jobs:
+                self.fit_plan(job)
             session.commit()
             return [self.hold(job, None) for job in jobs]
+
+    def fit_plan(self, job: Job) -> None:
+        """A job that left ``members`` unset runs on as many members as this worker's Spark
+        application has executors; the plan is stored with the claim (SPEC §3)."""
+        plan = plan_for_executors(job.definition, job.plan, executor_count(self.spark))
+        if plan is not None:
+            job.plan = plan
 
     def hold(self, job: Job, entry_id: str | None) -> HeldJob:
         """Start performing a job just claimed (and committed)."""

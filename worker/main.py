@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
 
 import structlog
@@ -17,7 +18,8 @@ from jetspark.settings import (
     SparkSettings,
     WorkerSettings,
 )
-from jetspark.spark_session import build_spark_session
+from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
+from jetspark.spark_session import start_spark
 from worker.engine import run_job
 from worker.loop import Worker
 
@@ -29,12 +31,12 @@ def run_worker() -> None:
     database, redis_settings = DatabaseSettings(), RedisSettings()
     if not database.url or not redis_settings.url:
         raise SystemExit("error: set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL")
-    spark_settings = SparkSettings()
-    spark = build_spark_session(
-        master=spark_settings.master,
-        app_name=spark_settings.app_name,
-        shuffle_partitions=spark_settings.shuffle_partitions,
-    )
+    try:
+        spark = start_spark(SparkSettings())
+    except SparkConfError as error:
+        # One line and a code `jetspark up` does not restart on: a bad setting stays bad.
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG) from None
     engine = make_engine(database.url, pool_size=4)
     worker = Worker(
         spark=spark,

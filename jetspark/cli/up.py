@@ -27,8 +27,10 @@ from jetspark.settings import (
     DatabaseSettings,
     HomeSettings,
     RedisSettings,
+    SparkSettings,
     SupervisorSettings,
 )
+from jetspark.spark_conf import EXIT_CONFIG, SparkConfError, is_local, user_conf
 
 EXIT_CHILD_DIED = 1
 STOP_GRACE_S = 20.0
@@ -77,6 +79,14 @@ def _wait_ready(
                     f"(see {supervisor.logs / 'api.log'})"
                 )
             signals.wake.wait(READY_POLL_S)  # a signal or a child's exit cuts the wait short
+
+
+def _check_spark_settings() -> None:
+    """The workers' Spark properties parse, or ``up`` stops before starting anything."""
+    try:
+        user_conf()
+    except SparkConfError as error:
+        raise CliError(str(error)) from None
 
 
 def _death_message(child: Child, when: str) -> str:
@@ -133,6 +143,9 @@ def _supervise(
         for child in supervisor.children:
             if child.name in pending or child.process.poll() is None:
                 continue
+            if child.process.returncode == EXIT_CONFIG:
+                _say(f"error: {_death_message(child, '(a setting it cannot use)')}; stopping")
+                return EXIT_CHILD_DIED
             wait = restarts.died(child.name)
             if wait is None:
                 gave_up = f"({restarts.max_deaths} times in {restarts.window_s:.0f} s)"
@@ -189,8 +202,10 @@ def up(
 ) -> None:
     """Start PostgreSQL and Redis (embedded unless configured), the API and workers."""
     home = HomeSettings().home
+    spark_master = SparkSettings().master
     if workers:
         find_java()
+        _check_spark_settings()
     require_free_port(host, port)
     become_subreaper()
     services = Services()
@@ -219,9 +234,11 @@ def up(
                 "JETSPARK_SUPERVISOR_STATE_FILE": str(restarts.state_file),
                 "JETSPARK_DATABASE_URL": services.database_url,
                 "JETSPARK_REDIS_URL": services.redis_url,
-                "PYSPARK_PYTHON": sys.executable,
-                "SPARK_LOCAL_IP": "127.0.0.1",
             }
+            if is_local(spark_master):
+                # The embedded default: Spark inside each worker, on loopback.
+                env["PYSPARK_PYTHON"] = sys.executable
+                env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             tokens = ",".join(configured_tokens) if token is None else token
             supervisor = Supervisor(env=env, logs=home / "logs")
             _say(f"starting the API and {workers} worker(s)")

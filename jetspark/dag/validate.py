@@ -416,8 +416,13 @@ def _check_rejoin_deadlock(
                     return
 
 
-def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag:
-    """Every check of SPEC §3; raises ``DagValidationError`` listing all problems."""
+def validate_job(
+    spec: JobSpec, limits: DagLimits | None = None, *, default_members: int = DEFAULT_MEMBERS
+) -> ValidatedDag:
+    """Every check of SPEC §3; raises ``DagValidationError`` listing all problems.
+
+    ``default_members`` stands for an unset ``config.members``: 1 at submission, the
+    executors a worker sees when it claims the job (``jetspark.dag.members``)."""
     checker = _Checker(spec, limits or DagLimits())
     params = checker.check_vertices()
     checker.check_edges()
@@ -441,7 +446,7 @@ def validate_job(spec: JobSpec, limits: DagLimits | None = None) -> ValidatedDag
     checker.check_arity(inbound, outbound)
     checker.check_hash_join(inbound)
     order = _check_graph(checker, inbound, edges)
-    members = spec.config.members or DEFAULT_MEMBERS
+    members = spec.config.members or default_members
     local = checker.check_parallelism(members)
     if checker.problems:
         raise checker.refusal()

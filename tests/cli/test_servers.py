@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from sqlalchemy import create_engine, inspect, text
 from typer.testing import CliRunner
 
 from jetspark.cli.main import app
 from jetspark.db.engine import normalize_url
+from tests.cli.conftest import JETSPARK, process_env
 from tests.databases import fresh_database
 from tests.test_migrations import revision_of_head
 
@@ -56,3 +59,18 @@ def test_server_commands_name_the_missing_settings(
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: set JETSPARK_DATABASE_URL")
+
+
+def test_a_worker_with_bad_spark_properties_exits_78_in_one_line() -> None:
+    env = process_env(
+        JETSPARK_DATABASE_URL="postgresql://127.0.0.1:1/none",
+        JETSPARK_REDIS_URL="redis://127.0.0.1:1/0",
+        JETSPARK_SPARK_CONF='{"spark.master": "local[1]"}',
+    )
+    done = subprocess.run(
+        [JETSPARK, "worker"], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 78
+    assert done.stderr.strip().splitlines() == [
+        "error: JETSPARK_SPARK_CONF: set spark.master with JETSPARK_SPARK_MASTER, not here"
+    ]

@@ -254,3 +254,46 @@ def test_a_child_that_keeps_dying_is_named_and_everything_stops(jetspark_home: P
         assert errors[0].startswith("error: api (pid ")
         assert "(5 times in 60 s)" in errors[0]
         assert not (jetspark_home / "postgres" / "postmaster.pid").exists()
+
+
+def test_up_refuses_bad_spark_properties_before_starting_anything(jetspark_home: Path) -> None:
+    done = subprocess.run(
+        [JETSPARK, "up", "--port", str(free_port())],
+        env=process_env(JETSPARK_HOME=str(jetspark_home), JETSPARK_SPARK_CONF='{"spark.x": null}'),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: JETSPARK_SPARK_CONF: 'spark.x' must be a string, number or boolean, not NoneType"
+    ]
+    assert not jetspark_home.exists()
+
+
+def test_a_worker_spark_refuses_stops_the_stack_at_once_in_one_line(jetspark_home: Path) -> None:
+    """A property only Spark can judge: the worker exits 78 once, and `up` does not restart
+    it in a loop of tracebacks."""
+    port = free_port()
+    done = subprocess.run(
+        [JETSPARK, "up", "--port", str(port), "--workers", "1"],
+        env=process_env(
+            JETSPARK_HOME=str(jetspark_home),
+            JETSPARK_SPARK_MASTER="local[1]",
+            JETSPARK_SPARK_CONF='{"spark.sql.shuffle.partitions": "many"}',
+        ),
+        capture_output=True,
+        text=True,
+        timeout=READY_DEADLINE_S + STOP_DEADLINE_S,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1, done.stderr
+    assert errors[0].startswith("error: worker-1 (pid ")
+    assert "exited with code 78" in errors[0]
+    assert "(a setting it cannot use)" in errors[0]
+    assert '"spark.sql.shuffle.partitions" is invalid' in errors[0]
+    assert "restarting" not in done.stderr
+    assert not (jetspark_home / "postgres" / "postmaster.pid").exists()

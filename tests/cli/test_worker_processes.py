@@ -29,7 +29,7 @@ from tests.worker.conftest import LONG_JOB, causes
 pytestmark = pytest.mark.slow
 
 
-def test_a_sigkilled_workers_job_is_claimed_once_by_another(
+def test_two_workers_share_the_queue_and_a_sigkilled_workers_job_is_claimed_once_by_another(
     start_worker: Callable[..., WorkerProcess],
     sessions: sessionmaker[Session],
     redis_client: redis.Redis,
@@ -43,6 +43,8 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
         what="both workers heartbeating",
         every_s=0.5,
     )
+    share_the_queue(workers, sessions, redis_client, keys)
+
     job_id = submit(sessions, redis_client, keys, LONG_JOB)
     running = poll(
         job_when(sessions, job_id, lambda job: job.status == "RUNNING"),
@@ -98,3 +100,30 @@ def test_a_sigkilled_workers_job_is_claimed_once_by_another(
     left = read_job(sessions, last)
     assert left.status == "QUEUED" and left.error_type is None, causes(sessions, last)
     assert causes(sessions, last)[-1].startswith("worker stopping"), causes(sessions, last)
+
+
+def share_the_queue(
+    workers: list[WorkerProcess],
+    sessions: sessionmaker[Session],
+    client: redis.Redis,
+    keys: Keys,
+) -> None:
+    """Two workers, each its own Spark application, on one queue: every job is claimed once,
+    by one of them, and both take jobs."""
+    body = json.loads(EXAMPLE.read_text())
+    ids = [submit(sessions, client, keys, body) for _ in range(10)]
+    for job_id in ids:
+        done = poll(
+            job_when(sessions, job_id, lambda job: job.status in {"COMPLETED", "FAILED"}),
+            deadline_s=120,
+            what="ten word counts done on two workers",
+        )
+        assert done.status == "COMPLETED", done.error_message
+    holders = []
+    for job_id in ids:
+        job = read_job(sessions, job_id)
+        claims = [c for c in causes(sessions, job_id) if c.startswith("claimed by worker ")]
+        assert job.attempt == 1 and claims == [f"claimed by worker {job.worker}"], claims
+        (holder,) = [w for w in workers if w.owns(job.worker)]
+        holders.append(holder.pid)
+    assert set(holders) == {w.pid for w in workers}, holders

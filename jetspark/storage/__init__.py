@@ -1,1 +1,0 @@
-"""Partitioned, replicated state storage (the seeds' IMap on Redis)."""
