@@ -13,9 +13,20 @@ from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs.status import JobStatus
 
 
+class ExceptionLink(BaseModel):
+    """One exception of a failure's chain: the error, then what caused it."""
+
+    type: str
+    message: str
+    traceback: str
+    """Python's; a Python processor's own is in the message of the Spark error it caused."""
+
+
 class JobError(BaseModel):
     type: str
     message: str
+    chain: list[ExceptionLink] | None = None
+    """The exception chain of a failure, outermost first (also in the job's logs)."""
 
 
 class Progress(BaseModel):
@@ -69,7 +80,13 @@ class JobView(BaseModel):
     @classmethod
     def of(cls, job: Job) -> JobView:
         error = (
-            JobError(type=job.error_type, message=job.error_message or "")
+            JobError(
+                type=job.error_type,
+                message=job.error_message or "",
+                chain=[ExceptionLink.model_validate(link) for link in job.error_chain]
+                if job.error_chain
+                else None,
+            )
             if job.error_type
             else None
         )

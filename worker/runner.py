@@ -16,7 +16,7 @@ import redis
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.joblogs import EXCEPTION_KEY, job_logs
+from jetspark.joblogs import EXCEPTION_KEY, exception_chain, job_logs
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
@@ -64,6 +64,8 @@ class JobTimeout(Exception):
 
 MAX_ERROR_CHARS = 4000
 """A job's recorded error message is cut to this length."""
+MAX_CHAIN_CHARS = 8000
+"""Each message and traceback of a failure's recorded exception chain is cut to this."""
 
 
 def sanitize(text: str, limit: int = MAX_ERROR_CHARS) -> str:
@@ -321,6 +323,10 @@ def _fail(
                 "a processor failed",
                 error_type=error_type,
                 error_message=sanitize(str(error)),
+                error_chain=[
+                    {k: sanitize(v, MAX_CHAIN_CHARS) for k, v in link.items()}
+                    for link in exception_chain(error)
+                ],
                 metrics=metrics,
                 timings={**timings, "finished": stamp()},
             )

@@ -63,6 +63,8 @@ class Job(Base):
     request_fingerprint: Mapped[str | None] = mapped_column(String(64))
     error_type: Mapped[str | None] = mapped_column(String(256))
     error_message: Mapped[str | None] = mapped_column(Text)
+    error_chain: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB, nullable=True)
+    """A failure's exception chain, outermost first (``jetspark.joblogs.exception_chain``)."""
     items_in: Mapped[int] = mapped_column(BigInteger, default=0)
     items_out: Mapped[int] = mapped_column(BigInteger, default=0)
     vertex_counts: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)

@@ -319,6 +319,7 @@ def _take(
         lease_expires_at=stamp + lease,
         error_type=None,
         error_message=None,
+        error_chain=None,
     )
 
 

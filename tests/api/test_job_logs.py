@@ -53,6 +53,10 @@ def test_a_failing_processors_traceback_is_in_the_jobs_logs(
     told = json.dumps(chain)
     assert "refusing value=3" in told and "diagnostics.py" in told, json.dumps(chain, indent=1)
 
+    # The FAILED view carries the same chain.
+    view = http.get(f"/v1/jobs/{job.id}").json()
+    assert view["status"] == "FAILED" and view["error"]["chain"] == chain
+
     page = http.get(f"/v1/jobs/{job.id}/logs", params={"from": 1, "size": 2}).json()
     assert [line["seq"] for line in page["lines"]] == [1, 2]
     assert page["total"] == len(lines) and page["first"] == 0

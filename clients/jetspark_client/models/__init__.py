@@ -8,6 +8,7 @@ from .dag_view import DagView
 from .diagnostic import Diagnostic
 from .edge_config import EdgeConfig
 from .edge_spec import EdgeSpec
+from .exception_link import ExceptionLink
 from .export_request import ExportRequest
 from .health import Health
 from .health_checks import HealthChecks
@@ -65,6 +66,7 @@ __all__ = (
     "Diagnostic",
     "EdgeConfig",
     "EdgeSpec",
+    "ExceptionLink",
     "ExportRequest",
     "Health",
     "HealthChecks",

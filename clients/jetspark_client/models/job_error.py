@@ -8,7 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.exception_link import ExceptionLink
 
 
 
@@ -24,10 +28,12 @@ class JobError:
         Attributes:
             message (str):
             type_ (str):
+            chain (list[ExceptionLink] | None | Unset):
      """
 
     message: str
     type_: str
+    chain: list[ExceptionLink] | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -35,9 +41,23 @@ class JobError:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.exception_link import ExceptionLink # noqa: PLC0415
         message = self.message
 
         type_ = self.type_
+
+        chain: list[dict[str, Any]] | None | Unset
+        if isinstance(self.chain, Unset):
+            chain = UNSET
+        elif isinstance(self.chain, list):
+            chain = []
+            for chain_type_0_item_data in self.chain:
+                chain_type_0_item = chain_type_0_item_data.to_dict()
+                chain.append(chain_type_0_item)
+
+
+        else:
+            chain = self.chain
 
 
         field_dict: dict[str, Any] = {}
@@ -46,6 +66,8 @@ class JobError:
             "message": message,
             "type": type_,
         })
+        if chain is not UNSET:
+            field_dict["chain"] = chain
 
         return field_dict
 
@@ -53,14 +75,41 @@ class JobError:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.exception_link import ExceptionLink # noqa: PLC0415
         d = dict(src_dict)
         message = d.pop("message")
 
         type_ = d.pop("type")
 
+        def _parse_chain(data: object) -> list[ExceptionLink] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                chain_type_0 = []
+                _chain_type_0 = data
+                for chain_type_0_item_data in (_chain_type_0):
+                    chain_type_0_item = ExceptionLink.from_dict(chain_type_0_item_data)
+
+
+
+                    chain_type_0.append(chain_type_0_item)
+
+                return chain_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[ExceptionLink] | None | Unset, data)
+
+        chain = _parse_chain(d.pop("chain", UNSET))
+
+
         job_error = cls(
             message=message,
             type_=type_,
+            chain=chain,
         )
 
 
