@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import httpx
 
 from clients.jetspark_client import AuthenticatedClient
+from clients.jetspark_client.api.dags import dags_validate
 from clients.jetspark_client.api.jobs import (
     jobs_cancel,
     jobs_get,
@@ -37,6 +38,7 @@ from clients.jetspark_client.models import (
     ResultPage,
     SnapshotList,
     SnapshotView,
+    ValidationReport,
 )
 from clients.jetspark_client.types import UNSET
 from jetspark.cli.render import TERMINAL_STATUSES, progress_line
@@ -63,6 +65,12 @@ class ApiError(Exception):
             e.to_dict() for e in (problem.errors if isinstance(problem.errors, list) else [])
         ]
         super().__init__(f"{problem.status} {problem.title}: {problem.detail}")
+
+
+class _RateLimited(Exception):
+    def __init__(self, problem: ProblemDetail) -> None:
+        super().__init__(problem.detail)
+        self.problem = problem
 
 
 class JobNotCompleted(Exception):
@@ -100,14 +108,12 @@ class Results:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         cursor: str | None = None
         while True:
-            page = _parsed(
-                jobs_results.sync(
-                    self.job_id,
-                    client=self.client.api,
-                    limit=self.page_size,
-                    cursor=cursor if cursor is not None else UNSET,
-                ),
+            page = self.client.call(
+                jobs_results.sync,
                 ResultPage,
+                self.job_id,
+                limit=self.page_size,
+                cursor=cursor if cursor is not None else UNSET,
             )
             for item in page.items:
                 yield item.to_dict()
@@ -148,6 +154,9 @@ class Client:
         self.api = AuthenticatedClient(
             base_url=url.rstrip("/"), token=resolved, timeout=httpx.Timeout(timeout_s)
         )
+        self.limited = Retry(
+            f"requests to {url}", retry_on=lambda e: isinstance(e, _RateLimited), deadline_s=60
+        )
 
     def __enter__(self) -> Client:
         return self
@@ -158,37 +167,55 @@ class Client:
     def close(self) -> None:
         self.api.get_httpx_client().close()
 
+    def call(self, operation: Callable[..., object], kind: type[T], *args: Any, **kw: Any) -> T:
+        """One generated operation; a 429 (rate limited) is tried again with backoff, any
+        other problem raises ``ApiError``."""
+
+        def once() -> T:
+            parsed = operation(*args, client=self.api, **kw)
+            if isinstance(parsed, ProblemDetail) and parsed.status == 429:
+                raise _RateLimited(parsed)
+            return _parsed(parsed, kind)
+
+        try:
+            return self.limited(once)
+        except _RateLimited as refused:
+            raise ApiError(refused.problem) from None
+
     # --- jobs ----------------------------------------------------------------------------
+
+    def validate(self, dag: DAG | Mapping[str, Any]) -> ValidationReport:
+        """``POST /v1/dags:validate``: the plan, or ``ApiError`` (422 with each pointer)."""
+        body = dag.to_json() if isinstance(dag, DAG) else dict(dag)
+        return self.call(dags_validate.sync, ValidationReport, body=JobSpec.from_dict(body))
 
     def submit(
         self, dag: DAG | Mapping[str, Any], *, idempotency_key: str | None = None
     ) -> JobView:
         """``POST /v1/jobs``; a refused DAG raises ``ApiError`` with its pointers."""
         body = dag.to_json() if isinstance(dag, DAG) else dict(dag)
-        return _parsed(
-            jobs_submit.sync(
-                client=self.api,
-                body=JobSpec.from_dict(body),
-                idempotency_key=idempotency_key if idempotency_key is not None else UNSET,
-            ),
+        return self.call(
+            jobs_submit.sync,
             JobView,
+            body=JobSpec.from_dict(body),
+            idempotency_key=idempotency_key if idempotency_key is not None else UNSET,
         )
 
     def get(self, job: JobRef) -> JobView:
-        return _parsed(jobs_get.sync(_job_id(job), client=self.api), JobView)
+        return self.call(jobs_get.sync, JobView, _job_id(job))
 
     def cancel(self, job: JobRef) -> JobView:
-        return _parsed(jobs_cancel.sync(_job_id(job), client=self.api), JobView)
+        return self.call(jobs_cancel.sync, JobView, _job_id(job))
 
     def suspend(self, job: JobRef) -> JobView:
         """Stop a streaming job at a snapshot; ``resume`` goes on from it."""
-        return _parsed(jobs_suspend.sync(_job_id(job), client=self.api), JobView)
+        return self.call(jobs_suspend.sync, JobView, _job_id(job))
 
     def resume(self, job: JobRef) -> JobView:
-        return _parsed(jobs_resume.sync(_job_id(job), client=self.api), JobView)
+        return self.call(jobs_resume.sync, JobView, _job_id(job))
 
     def restart(self, job: JobRef) -> JobView:
-        return _parsed(jobs_restart.sync(_job_id(job), client=self.api), JobView)
+        return self.call(jobs_restart.sync, JobView, _job_id(job))
 
     def results(self, job: JobRef, *, page_size: int = 1000) -> Results:
         return Results(self, _job_id(job), page_size)
@@ -196,21 +223,18 @@ class Client:
     def logs(self, job: JobRef, *, from_: int = 0, size: int = 1000) -> list[dict[str, Any]]:
         """The job's log lines from line ``from_``: ``{seq, at, level, event, fields?,
         exception?}``; a failure's line carries the exception chain with its tracebacks."""
-        page = _parsed(
-            jobs_logs.sync(_job_id(job), client=self.api, from_=from_, size=size), LogPage
-        )
+        page = self.call(jobs_logs.sync, LogPage, _job_id(job), from_=from_, size=size)
         return [line.to_dict() for line in page.lines]
 
     def snapshots(self, job: JobRef) -> list[SnapshotView]:
         """The job's last committed snapshot and those exported from it, newest first."""
-        listed = _parsed(snapshots_list.sync(_job_id(job), client=self.api), SnapshotList)
+        listed = self.call(snapshots_list.sync, SnapshotList, _job_id(job))
         return list(listed.items)
 
     def export_snapshot(self, job: JobRef, name: str) -> SnapshotView:
         """Export the job's last snapshot under ``name`` (an ``initial_snapshot`` later)."""
-        return _parsed(
-            snapshots_export.sync(_job_id(job), client=self.api, body=ExportRequest(name=name)),
-            SnapshotView,
+        return self.call(
+            snapshots_export.sync, SnapshotView, _job_id(job), body=ExportRequest(name=name)
         )
 
     # --- following a job -----------------------------------------------------------------

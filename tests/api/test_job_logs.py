@@ -57,8 +57,8 @@ def test_a_failing_processors_traceback_is_in_the_jobs_logs(
     view = http.get(f"/v1/jobs/{job.id}").json()
     assert view["status"] == "FAILED" and view["error"]["chain"] == chain
 
-    page = http.get(f"/v1/jobs/{job.id}/logs", params={"from": 1, "size": 2}).json()
-    assert [line["seq"] for line in page["lines"]] == [1, 2]
+    page = http.get(f"/v1/jobs/{job.id}/logs", params={"from": 1, "size": 1}).json()
+    assert page["lines"] == lines[1:2]
     assert page["total"] == len(lines) and page["first"] == 0
 
     # The same lines came as ``log`` events (read from the stream's start).

@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from jetspark.sdk import DAG, ApiError, Client, DagValidationError, Edge, JobNotCompleted
@@ -51,22 +50,22 @@ def mistaken() -> DAG:
     return dag
 
 
-def test_validate_gives_the_servers_pointers_and_messages(http: httpx.Client) -> None:
+def test_validate_gives_the_servers_pointers_and_messages(client: Client) -> None:
     for dag in (mistaken(), mistaken().edge(Edge.between("join", "orphan"))):
         with pytest.raises(DagValidationError) as caught:
             dag.validate()
-        answer = http.post("/v1/dags:validate", json=dag.to_json())
-        assert answer.status_code == 422, answer.text
-        assert answer.json()["errors"] == [
+        with pytest.raises(ApiError) as answer:
+            client.validate(dag)
+        assert answer.value.status == 422
+        assert answer.value.errors == [
             {"pointer": q.pointer, "message": q.message} for q in caught.value.problems
         ]
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
-def test_the_api_accepts_every_example_the_sdk_emits(http: httpx.Client, path: Path) -> None:
-    body = DAG.from_json(json.loads(path.read_text())).to_json()
-    answer = http.post("/v1/dags:validate", json=body)
-    assert answer.status_code == 200, answer.text
+def test_the_api_accepts_every_example_the_sdk_emits(client: Client, path: Path) -> None:
+    report = client.validate(DAG.from_json(json.loads(path.read_text())))
+    assert report.valid
 
 
 def test_a_refused_submission_is_an_api_error_with_pointers(client: Client) -> None:
