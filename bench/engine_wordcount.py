@@ -10,18 +10,27 @@ DAG) so that a busy machine slows both alike; the ratio is hand-written time / D
 Spark jobs a run starts are counted too (a figure the machine's load does not move).
 The DAG runs twice: with SPEC's default murmur3 partitioner (canonical bytes hashed in the
 JVM) and with ``spark_hash`` (Spark's own hash of the key).
+
+``--server``: the DAG goes through the HTTP API to a warm worker (``bench.latency``'s: uvicorn,
+real PostgreSQL and Redis, the worker in this process on the same SparkSession), timed from
+the POST to the client seeing COMPLETED, its 100k results written to PostgreSQL; the
+hand-written code runs in the same warm session, interleaved, a warm-up run of each first.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -99,13 +108,21 @@ def hand_written(spark: SparkSession, path: Path) -> int:
     return len(words.groupBy("word").count().collect())
 
 
+SERVER_SPARK_JOBS: list[int] = []
+"""The Spark jobs of each job run through the server (from its view's ``timings``)."""
+
+
 def spark_jobs(spark: SparkSession, group: str, work: Any) -> tuple[float, int, int]:
-    """Seconds, result and Spark jobs of one run of ``work`` (its jobs tagged by ``group``)."""
+    """Seconds, result and Spark jobs of one run of ``work`` (its jobs tagged by ``group``,
+    or, run by the server's worker, listed in the job's timings)."""
     context = spark.sparkContext
     context.setJobGroup(group, group)
+    ran = len(SERVER_SPARK_JOBS)
     started = time.perf_counter()
     result = work()
     seconds = time.perf_counter() - started
+    if len(SERVER_SPARK_JOBS) > ran:
+        return seconds, result, SERVER_SPARK_JOBS[-1]
     return seconds, result, len(context.statusTracker().getJobIdsForGroup(group))
 
 
@@ -114,37 +131,87 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=10_000_000)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--local-parallelism", type=int, default=2)
+    parser.add_argument("--server", action="store_true", help="the DAG through the HTTP API")
     args = parser.parse_args()
     spark = build_spark_session(master="local[2]", app_name="jetspark-bench")
     spark.sparkContext.setLogLevel("ERROR")
     try:
         path = text_file(spark, args.words)
         hand_written(spark, path)  # warm up the JVM and the file cache for both
-        work: dict[str, Any] = {"hand-written DataFrame": lambda: hand_written(spark, path)}
-        for partitioner in ("murmur3", "spark_hash"):
-            body = word_count_job(path, args.local_parallelism, partitioner)
-            work[f"DAG, {partitioner:10} edges"] = lambda body=body: run_dag(spark, body)
-        seconds: dict[str, list[float]] = {name: [] for name in work}
-        jobs: dict[str, int] = {}
-        keys: dict[str, int] = {}
-        # Interleaved runs: a busy machine slows the hand-written code and the DAG alike.
-        for run in range(args.runs):
-            for i, (name, perform) in enumerate(work.items()):
-                took, keys[name], jobs[name] = spark_jobs(spark, f"bench-{run}-{i}", perform)
-                seconds[name].append(took)
-        hand = "hand-written DataFrame"
-        hand_s = min(seconds[hand])
-        print(f"words: {args.words:,}  distinct: {keys[hand]:,}  best of {args.runs}")
-        for name, taken in seconds.items():
-            assert keys[name] == keys[hand], (name, keys[name], keys[hand])
-            best = min(taken)
-            print(
-                f"{name:26} {best:6.2f} s  {args.words / best / 1e6:5.2f} M/s"
-                f"  ratio {hand_s / best:.2f}  Spark jobs {jobs[name]}"
-                f"  (runs: {', '.join(f'{t:.2f}' for t in taken)})"
-            )
+        if args.server:
+            with through_server(spark, path.parent) as submit:
+                compare(spark, args, path, submit)
+        else:
+            compare(spark, args, path, lambda body: run_dag(spark, body))
     finally:
         spark.stop()
+
+
+@contextmanager
+def through_server(spark: SparkSession, data_root: Path) -> Iterator[Callable[[Any], int]]:
+    """A function submitting a DAG through the API to a warm worker; its result count."""
+    from api.app import create_app
+    from bench.latency import TOKEN, run_once, warm_worker
+    from bench.submit_latency import fresh_database, services
+    from jetspark.settings import ApiSettings
+    from tests.live_server import live_server
+
+    os.environ["JETSPARK_DATA_ROOTS"] = str(data_root)
+    with tempfile.TemporaryDirectory(prefix="jetspark-wordcount-") as home:
+        server, redis_url = services(Path(home))
+        database = fresh_database(server)
+        namespace = f"bench-wordcount-{uuid.uuid4().hex[:6]}"
+        app = create_app(
+            database_url=database,
+            redis_url=redis_url,
+            redis_namespace=namespace,
+            api_settings=ApiSettings(tokens=[TOKEN]),
+        )
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        with (
+            live_server(app) as url,
+            httpx.Client(base_url=url, headers=headers, timeout=600) as http,
+            warm_worker(spark, database, redis_url, namespace, 2),
+        ):
+
+            def submit(body: Any) -> int:
+                _, view = run_once(http, body)
+                SERVER_SPARK_JOBS.append(len((view.get("timings") or {}).get("spark_jobs", [])))
+                return int(view["items_out"])
+
+            yield submit
+
+
+def compare(
+    spark: SparkSession, args: argparse.Namespace, path: Path, submit: Callable[[Any], int]
+) -> None:
+    """Best of ``args.runs`` of each, interleaved; ratios against the hand-written code."""
+    work: dict[str, Any] = {"hand-written DataFrame": lambda: hand_written(spark, path)}
+    for partitioner in ("murmur3", "spark_hash"):
+        body = word_count_job(path, args.local_parallelism, partitioner)
+        work[f"DAG, {partitioner:10} edges"] = lambda body=body: submit(body)
+    if args.server:
+        for perform in work.values():
+            perform()  # warm-up: the worker's first job, the Python workers
+    seconds: dict[str, list[float]] = {name: [] for name in work}
+    jobs: dict[str, int] = {}
+    keys: dict[str, int] = {}
+    # Interleaved runs: a busy machine slows the hand-written code and the DAG alike.
+    for run in range(args.runs):
+        for i, (name, perform) in enumerate(work.items()):
+            took, keys[name], jobs[name] = spark_jobs(spark, f"bench-{run}-{i}", perform)
+            seconds[name].append(took)
+    hand = "hand-written DataFrame"
+    hand_s = min(seconds[hand])
+    print(f"words: {args.words:,}  distinct: {keys[hand]:,}  best of {args.runs}")
+    for name, taken in seconds.items():
+        assert keys[name] == keys[hand], (name, keys[name], keys[hand])
+        best = min(taken)
+        print(
+            f"{name:26} {best:6.2f} s  {args.words / best / 1e6:5.2f} M/s"
+            f"  ratio {hand_s / best:.2f}  Spark jobs {jobs[name]}"
+            f"  (runs: {', '.join(f'{t:.2f}' for t in taken)})"
+        )
 
 
 if __name__ == "__main__":

@@ -13,13 +13,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job, JobResult, Snapshot
 from jetspark.jobs import orchestration
 from jetspark.jobs.snapshots import committed_named, latest_committed, summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
+from worker.results import ResultsWriter
 
 
 class PgEpochLog:
@@ -33,7 +34,7 @@ class PgEpochLog:
         principal: str,
     ) -> None:
         self.sessions, self.job_id, self.token = sessions, job_id, fencing_token
-        self.results_cap = results_cap
+        self.results = ResultsWriter(job_id, results_cap)
         self.principal = principal
         """The job's owner: its ``initial_snapshot`` names one of this principal's."""
 
@@ -100,6 +101,7 @@ class PgEpochLog:
                 delete(Snapshot).where(Snapshot.job_id == self.job_id, Snapshot.name.is_(None))
             )
             session.commit()
+            self.results.reset()
 
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         with self.sessions() as session:
@@ -116,11 +118,12 @@ class PgEpochLog:
                     n: {"items_in": c.items_in, "items_out": c.items_out} for n, c in counts.items()
                 },
             )
-            self._add_results(session, commit.results)
+            self.results.write(session, commit.results)
             dropped: list[SnapshotRecord] = []
             if commit.snapshot is not None:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
             session.commit()
+            self.results.committed()
             return dropped
 
     def _committed(self, session: Session, record: SnapshotRecord) -> bool:
@@ -130,18 +133,6 @@ class PgEpochLog:
             )
         ).scalar_one_or_none()
         return committed is not None
-
-    def _add_results(self, session: Session, results: dict[str, list[dict[str, Any]]]) -> None:
-        kept = session.execute(
-            select(func.count(), func.coalesce(func.max(JobResult.seq), -1)).where(
-                JobResult.job_id == self.job_id
-            )
-        ).one()
-        room, seq = self.results_cap - int(kept[0]), int(kept[1]) + 1
-        for vertex, items in results.items():
-            for item in items[: max(room, 0)]:
-                session.add(JobResult(job_id=self.job_id, seq=seq, vertex=vertex, item=item))
-                seq, room = seq + 1, room - 1
 
     def _commit_snapshot(
         self, session: Session, record: SnapshotRecord, job: Job

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.tables import JobResult
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
@@ -23,6 +22,7 @@ from jetspark.retry import Retry, is_outage
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
 from worker.live_metrics import JobReporter, MetricsReporting
+from worker.results import ResultsWriter
 from worker.timings import spark_jobs, stamp
 
 if TYPE_CHECKING:
@@ -95,7 +95,17 @@ def perform(
         held.control.timings["running"] = stamp()
         outcome = engine_run(spark, held.job, held.control)
         final = _final(reporter, outcome.vertex_counts)
-        durable(_complete, sessions, job_id, token, worker, outcome, final, _timings(held, context))
+        durable(
+            _complete,
+            sessions,
+            job_id,
+            token,
+            worker,
+            outcome,
+            final,
+            _timings(held, context),
+            held.control.results_cap,
+        )
         held.outcome_status = JobStatus.COMPLETED
         bind.info("job completed", items_out=outcome.items_out)
     except OrchestrationError as refused:
@@ -210,6 +220,7 @@ def _complete(
     outcome: JobOutcome,
     metrics: dict[str, Any] | None,
     timings: dict[str, Any],
+    results_cap: int,
 ) -> None:
     with sessions() as session:
         job = orchestration.transition(
@@ -227,12 +238,8 @@ def _complete(
                 for name, c in outcome.vertex_counts.items()
             },
         )
-        seq = 0
-        for vertex, items in outcome.results.items():
-            for item in items:
-                session.add(JobResult(job_id=job_id, seq=seq, vertex=vertex, item=item))
-                seq += 1
-        session.flush()
+        ResultsWriter(job_id, results_cap).write(session, outcome.results)
+        # Stamped in the same transaction: the view that says COMPLETED has its results.
         job.timings = {**timings, "results_written": stamp(), "finished": stamp()}
         session.commit()
 

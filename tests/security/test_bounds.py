@@ -12,8 +12,7 @@ from jetspark.dag.errors import DagValidationError
 from jetspark.dag.model import JobSpec
 from jetspark.dag.validate import validate_job
 from tests.api.test_errors import assert_problem
-from tests.engine.conftest import RunDag, job_body
-from worker.engine.runner import VertexFailed
+from tests.engine.conftest import job_body
 
 
 def _pointers(body: dict[str, Any]) -> list[str]:
@@ -100,22 +99,3 @@ def test_deep_json_bodies_and_keys_are_4xx_problems(http: httpx.Client) -> None:
     key = "[" * 2000 + "]" * 2000
     params = {"key": key, "key_type": "json"}
     assert_problem(http.get("/v1/partitions", params=params), 422)
-
-
-@pytest.mark.spark
-def test_results_are_capped_in_bytes(run_dag: RunDag, monkeypatch: pytest.MonkeyPatch) -> None:
-    body = job_body(
-        [
-            {"name": "src", "processor": "source.items", "params": {"items": [{"s": "x"}]}},
-            {"name": "big", "processor": "map", "params": {"select": {"s": "repeat(s, 5000)"}}},
-            {"name": "out", "processor": "sink.results"},
-        ],
-        [{"from": "src", "to": "big"}, {"from": "big", "to": "out"}],
-    )  # fmt: skip
-    monkeypatch.setenv("JETSPARK_RESULTS_MAX_ITEM_BYTES", "1000")
-    with pytest.raises(VertexFailed, match="JETSPARK_RESULTS_MAX_ITEM_BYTES"):
-        run_dag(body)
-    monkeypatch.setenv("JETSPARK_RESULTS_MAX_ITEM_BYTES", "100000")
-    monkeypatch.setenv("JETSPARK_RESULTS_MAX_JOB_BYTES", "3000")
-    with pytest.raises(VertexFailed, match="JETSPARK_RESULTS_MAX_JOB_BYTES"):
-        run_dag(body)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import date, datetime
 from decimal import Decimal
@@ -15,7 +14,6 @@ from pyspark.sql import functions as F
 from jetspark.dag import processors as p
 from jetspark.dag.data_paths import PathRefused, check_path, prepare_sink
 from jetspark.dag.expressions import quote_identifier
-from jetspark.settings import ResultLimits
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
@@ -60,29 +58,9 @@ class ResultsSinkOp(Op):
         frame = _union(ctx.inputs)
         rows = frame.where(row_in_partition() < F.lit(ctx.results_cap)).collect()
         rows = rows[: ctx.results_cap]
-        kept = [json_safe(row) for row in rows]
-        _check_result_bytes(ctx, kept)
-        ctx.sink_results[ctx.vertex.name] = kept
+        # Their bytes are bounded where they are written (``worker.results``).
+        ctx.sink_results[ctx.vertex.name] = [json_safe(row) for row in rows]
         return frame
-
-
-def _check_result_bytes(ctx: OpContext, kept: list[dict[str, Any]]) -> None:
-    """Results are kept in PostgreSQL with the job: each item and the job's total bounded."""
-    limits = ResultLimits()
-    total = sum(len(json.dumps(r)) for rows in ctx.sink_results.values() for r in rows)
-    for item in kept:
-        size = len(json.dumps(item))
-        if size > limits.max_item_bytes:
-            raise EngineError(
-                f"sink.results: an item of {size} bytes is over "
-                f"JETSPARK_RESULTS_MAX_ITEM_BYTES ({limits.max_item_bytes})"
-            )
-        total += size
-        if total > limits.max_job_bytes:
-            raise EngineError(
-                f"sink.results: the job's results are over "
-                f"JETSPARK_RESULTS_MAX_JOB_BYTES ({limits.max_job_bytes} bytes)"
-            )
 
 
 class LoggerSinkOp(Op):

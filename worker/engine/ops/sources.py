@@ -13,6 +13,7 @@ from jetspark.dag.data_paths import PathRefused, check_path, readable_files
 from jetspark.dag.expressions import quote_identifier
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
+from worker.engine.local_items import local_items
 from worker.engine.ops.base import OpContext, SourceOp, nothing, params_of, read_once
 from worker.engine.redis_streams import RedisStreamPlanner, stream_frame
 from worker.engine.routing import (
@@ -35,9 +36,12 @@ class ItemsSourceOp(SourceOp):
         n = ctx.vertex.parallelism
         if not params.items:
             return ctx.spark.range(0, numPartitions=n).select()
+        ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
+        local = local_items(ctx.spark, params.items, n, ordered)
+        if local is not None:
+            return local  # no exchange, no Spark job of its own
         rows = [{**item, "__index": i} for i, item in enumerate(params.items)]
         frame = ctx.spark.createDataFrame(rows)
-        ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
         columns = [F.col(quote_identifier(c)) for c in ordered]
         return place(frame, F.col("__index") % F.lit(n), n).select(*columns)
 
