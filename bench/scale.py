@@ -273,6 +273,7 @@ def main() -> None:
         sessions = sessionmaker(engine, expire_on_commit=False)
         client = redis.Redis.from_url(redis_url, decode_responses=True)
         path = text_file(root, args.words)
+        os.environ["JETSPARK_DATA_ROOTS"] = str(root)  # submissions are validated here too
         logs = Path(tempfile.gettempdir()) / "jetspark-scale-logs"  # kept for a look afterwards
         logs.mkdir(exist_ok=True)
         base_env = {
