@@ -11,15 +11,16 @@ from datetime import timedelta
 
 import redis
 import structlog
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job
 from jetspark.jobs import orchestration
+from jetspark.jobs.announcing import announce_again
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.queue.keys import Keys
-from jetspark.queue.stream import announce, ensure_group
+from jetspark.queue.stream import ensure_group
 
 log = structlog.get_logger("jetspark.reconciler")
 
@@ -42,7 +43,6 @@ def reconcile(
     # may be gone with them, so announce them all now rather than after ``reannounce_after``.
     lost = not client.exists(keys.alive_marker)
     lost = ensure_group(client, keys) or lost
-    announced = 0
     with sessions() as session:
         now = orchestration.now()
         expired = session.execute(
@@ -59,16 +59,8 @@ def reconcile(
                 session.commit()
             except OrchestrationError:
                 session.rollback()
-        queued = select(Job).where(Job.status == JobStatus.QUEUED.value)
-        if not lost:
-            queued = queued.where(
-                or_(Job.announced_at.is_(None), Job.announced_at < now - reannounce_after)
-            )
-        stale = session.execute(queued).scalars()
-        for job in list(stale):
-            announce(client, keys, job.id)
-            job.announced_at = now
-            announced += 1
+        older_than = None if lost else reannounce_after
+        announced = announce_again(session, client, keys, now=now, older_than=older_than)
         session.commit()
     client.set(keys.alive_marker, worker)  # once every QUEUED job is announced again
     if announced:

@@ -8,7 +8,6 @@ import functools
 import uuid
 from typing import Annotated
 
-import redis
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,21 +28,13 @@ from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import JobSpec
 from jetspark.jobs import service
+from jetspark.jobs.announcing import announce_job
 from jetspark.jobs.orchestration import JobNotFound
 from jetspark.jobs.status import JobStatus
-from jetspark.queue.keys import Keys
-from jetspark.queue.stream import announce
 from jetspark.tenants.principals import Principal
 from jetspark.tenants.redis_names import check_user_names
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
-
-
-def _announce(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
-    """Tell the workers (the job's ``announced_at`` was stamped when it was queued); if Redis
-    is down the job stays QUEUED and an idle worker finds it in PostgreSQL."""
-    with contextlib.suppress(redis.RedisError):
-        announce(client, keys, job_id)
 
 
 def _etag(version: int) -> str:
@@ -91,7 +82,7 @@ def submit_job(
     )
     job = submitted.job
     if submitted.created:
-        _announce(client, keys, job.id)
+        announce_job(client, keys, job.id)
     else:
         response.status_code = 200
     response.headers["Location"] = f"/v1/jobs/{job.id}"
@@ -282,7 +273,7 @@ def resume_job(
     """Queue a suspended job again."""
     view, acted = _act("resume", job_id, session, cache, principal, idempotency_key)
     if acted:
-        _announce(client, keys, job_id)
+        announce_job(client, keys, job_id)
     return view
 
 
@@ -304,7 +295,7 @@ def restart_job(
     """Stop a running job and queue it again as a new attempt."""
     view, acted = _act("restart", job_id, session, cache, principal, idempotency_key)
     if acted:
-        _announce(client, keys, job_id)
+        announce_job(client, keys, job_id)
     return view
 
 

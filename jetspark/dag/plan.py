@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import random
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel
 
-from jetspark.dag.model import EdgeConfig, EdgeSpec, Routing
+from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, Routing
+from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import ValidatedDag
 
 
@@ -30,6 +32,10 @@ class VertexPlan(BaseModel):
     stage: int
     parallelism: int
     local_parallelism: int
+    role: str | None = None
+    """``source``, ``transform`` or ``sink`` (None in plans stored before issue 13)."""
+    params: dict[str, Any] | None = None
+    """The params as validation accepted them, as JSON (None in plans stored before)."""
 
 
 class EdgePlan(BaseModel):
@@ -137,10 +143,39 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
                 stage=stage_of[name],
                 parallelism=dag.parallelism[name],
                 local_parallelism=dag.local_parallelism[name],
+                role=dag.kind(name).role,
+                params=dag.params[name].model_dump(mode="json", by_alias=True),
             )
             for name in dag.order
         ],
         edges=edges,
+    )
+
+
+def planned_dag(spec: JobSpec, plan: ExecutionPlan) -> ValidatedDag | None:
+    """The DAG as it was validated when the job was accepted, read back from its plan: the
+    engine runs what the API accepted, never validating it a second time with other limits.
+    None for a plan stored without its vertices' params (before issue 13)."""
+    if any(v.params is None or v.role is None for v in plan.vertices):
+        return None
+    inbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
+    outbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
+    for edge in spec.dag.edges:
+        inbound[edge.to].append(edge)
+        outbound[edge.source].append(edge)
+    return ValidatedDag(
+        spec=spec,
+        order=tuple(plan.order),
+        vertices={v.name: v for v in spec.dag.vertices},
+        params={
+            v.name: PROCESSORS[v.processor].params_model.model_validate(v.params)
+            for v in plan.vertices
+        },
+        inbound={n: tuple(sorted(es, key=lambda e: e.to_ordinal)) for n, es in inbound.items()},
+        outbound={n: tuple(sorted(es, key=lambda e: e.from_ordinal)) for n, es in outbound.items()},
+        members=plan.members,
+        local_parallelism={v.name: v.local_parallelism for v in plan.vertices},
+        parallelism={v.name: v.parallelism for v in plan.vertices},
     )
 
 

@@ -149,14 +149,6 @@ def transition(
     current = JobStatus(job.status)
     if target not in ALLOWED[current]:
         raise IllegalTransition(job_id, current, target)
-    stamp = now()
-    job.status = target.value
-    job.version += 1
-    job.updated_at = stamp
-    if target is S.RUNNING and job.started_at is None:
-        job.started_at = stamp
-    if target in TERMINAL_STATUSES:
-        job.finished_at = stamp
     if fencing_token is None and current in HELD_BY_WORKER:
         # A user (not the holder) moved a held job: the holder must stop. Dropping the lease
         # and bumping the token refuses its next renewal and every later write.
@@ -164,6 +156,32 @@ def transition(
         job.lease_expires_at = None
     elif target not in HELD_BY_WORKER:
         job.lease_expires_at = None
+    return _move(session, job, target, cause=cause, worker=worker, **fields)
+
+
+def _move(
+    session: Session,
+    job: Job,
+    target: JobStatus,
+    *,
+    cause: str,
+    worker: str | None,
+    stamp: datetime | None = None,
+    **fields: Any,
+) -> Job:
+    """Move the locked ``job`` to ``target`` as the rules allow, set ``fields`` and record
+    the transition: every status change goes through here."""
+    current = JobStatus(job.status)
+    if target not in ALLOWED[current]:
+        raise IllegalTransition(job.id, current, target)
+    stamp = stamp or now()
+    job.status = target.value
+    job.version += 1
+    job.updated_at = stamp
+    if target is S.RUNNING and job.started_at is None:
+        job.started_at = stamp
+    if target in TERMINAL_STATUSES:
+        job.finished_at = stamp
     for name, value in fields.items():
         setattr(job, name, value)
     _record(session, job, current, cause, worker)
@@ -285,23 +303,23 @@ def _take(
         return None
     if max_running and _over_running_quota(session, job, max_running):
         return None
-    if expired:
-        previous = job.worker
-        job.status = S.QUEUED.value
-        job.version += 1
-        _record(session, job, current, f"lease of worker {previous} expired", worker)
-        current = S.QUEUED
-    job.status = S.STARTING.value
+    if expired:  # its holder is gone: queued again (the "requeue" rule), then claimed
+        cause = f"lease of worker {job.worker} expired"
+        _move(session, job, S.QUEUED, cause=cause, worker=worker, stamp=stamp)
     job.worker = worker
     job.attempt += 1
-    job.fencing_token += 1
-    job.lease_expires_at = stamp + lease
-    job.version += 1
-    job.updated_at = stamp
-    job.error_type = None
-    job.error_message = None
-    _record(session, job, current, f"claimed by worker {worker}", worker)
-    return job
+    job.fencing_token += 1  # the new holder's writes only
+    return _move(
+        session,
+        job,
+        S.STARTING,
+        cause=f"claimed by worker {worker}",
+        worker=worker,
+        stamp=stamp,
+        lease_expires_at=stamp + lease,
+        error_type=None,
+        error_message=None,
+    )
 
 
 def renew_lease(

@@ -19,7 +19,6 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan
-from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import ValidatedDag
 from worker.engine.contract import JobControl, RunnableJob
 from worker.engine.counting import VertexCounters
@@ -119,8 +118,7 @@ class Execution:
         output = op.apply(context)
         if self.epoch is not None and not op.forwards_own_watermarks:
             self.epoch.watermarks.pass_through(name)
-        role = PROCESSORS[vertex.processor].role if vertex.processor in PROCESSORS else ""
-        if role == "sink":
+        if (vertex.role or self.dag.kind(name).role) == "sink":  # no role: an older plan
             return
         outbound = self.dag.outbound[name]
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag
 from jetspark.dag.validate import ValidatedDag, validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.execution import Execution, JobCancelled, VertexFailed, run_vertices
@@ -34,8 +34,11 @@ def runs_in_epochs(spec: JobSpec, dag: ValidatedDag) -> bool:
 def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOutcome:
     """Run the job's plan: once over bounded input, or epoch by epoch when it streams."""
     spec = JobSpec.model_validate(job.definition)
-    dag = validate_job(spec)
-    plan = ExecutionPlan.model_validate(job.plan) if job.plan else build_plan(dag)
+    plan = ExecutionPlan.model_validate(job.plan) if job.plan else None
+    dag = planned_dag(spec, plan) if plan is not None else None
+    if dag is None or plan is None:  # an engine-level run, or a plan stored before issue 13
+        dag = validate_job(spec)
+        plan = plan or build_plan(dag)
     control.timings["planned"] = stamp()
     # Both sides of a join are hash-partitioned on the processor slot alone; let Spark join
     # them in place rather than reshuffle on every join key.
