@@ -177,7 +177,7 @@ def through_server(spark: SparkSession, data_root: Path) -> Iterator[Callable[[A
             def submit(body: Any) -> int:
                 _, view = run_once(http, body)
                 SERVER_SPARK_JOBS.append(len((view.get("timings") or {}).get("spark_jobs", [])))
-                return int(view["items_out"])
+                return int(view["progress"]["items_out"])
 
             yield submit
 

@@ -78,6 +78,9 @@ class Worker:
         self.busy: dict[str, tuple[stream.Entry, int]] = {}
         """Entries read while their job's row was locked, by entry id, with their tries."""
         self.stopping = threading.Event()
+        self.slot_freed = threading.Event()
+        """Set when a job's thread ends (and on ``stop``): a loop waiting with every slot
+        taken takes the next job at once, not after a fixed pause."""
         self.redis_outage = OutageLog("worker heartbeat in Redis", log)
         self.turns = Retry("worker loop", logger=log, retry_on=always, stopping=self.stopping)
         """Waits out any error of a turn (a server away, a bug): a worker never dies of one."""
@@ -103,6 +106,7 @@ class Worker:
 
     def turn(self) -> None:
         now = time.monotonic()
+        self.slot_freed.clear()  # before counting free slots: a job ending later wakes us
         self.forget_finished()
         if now >= self._next_heartbeat:
             self.heartbeat()
@@ -112,7 +116,7 @@ class Worker:
             self._next_reconcile = now + self.settings.reconcile_interval_s
         free = self.settings.max_concurrent_jobs - len(self.held)
         if free <= 0:
-            self.stopping.wait(min(0.2, self.settings.heartbeat_s))
+            self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
             return
         entries = self.take_busy(free) or self.reap(free) or self.dequeue(free)
         for entry in entries:
@@ -122,6 +126,7 @@ class Worker:
 
     def stop(self) -> None:
         self.stopping.set()
+        self.slot_freed.set()
 
     # -- the lifecycle ------------------------------------------------------------------
     def dequeue(self, count: int) -> list[stream.Entry]:
@@ -239,6 +244,7 @@ class Worker:
             metrics=self.metrics,
             logs=(self.client, self.keys),
         )
+        self.threads[held.job.id].add_done_callback(lambda _: self.slot_freed.set())
         return held
 
     def heartbeat(self) -> None:

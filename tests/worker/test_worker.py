@@ -18,7 +18,14 @@ from jetspark.jobs import orchestration, service
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from tests.worker.conftest import LONG_JOB, causes, drive_until, status_of, word_count_body
+from tests.worker.conftest import (
+    FAST,
+    LONG_JOB,
+    causes,
+    drive_until,
+    status_of,
+    word_count_body,
+)
 from worker.loop import Worker
 
 
@@ -180,3 +187,18 @@ def test_reconciler_reannounces_what_redis_lost(
     # Every queued job of the shared test database is re-announced, not only this one.
     entries = stream.read_new(redis_client, keys, "probe", count=100_000, block_ms=100)
     assert job_id in {e.job_id for e in entries}
+
+
+def test_a_job_ending_wakes_a_worker_whose_slots_are_all_taken(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+) -> None:
+    worker = make_worker("w-slots", FAST.model_copy(update={"max_concurrent_jobs": 1}))
+    first, second = submit(word_count_body()), submit(word_count_body())
+    drive_until([worker], lambda: first in worker.held, what="the first job held")
+    worker.slot_freed.clear()
+    # Not stepped meanwhile: only the job's own thread ending can set it.
+    assert worker.slot_freed.wait(60), "the job's thread ending wakes the loop"
+    assert status_of(sessions, first) == "COMPLETED"
+    drive_until([worker], lambda: status_of(sessions, second) == "COMPLETED", what="second done")
