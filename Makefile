@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-scale bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -94,3 +94,8 @@ examples: install
 	  name=$$(basename $$script .py | tr _ -); \
 	  $(BIN)/python $$script > examples/$$name.json || exit 1; \
 	done
+
+# Scale: word count, tiny-job latency and 2 exactly-once streams on local[2] vs a standalone
+# cluster (2 workers x 1 core) vs 2 workers on one queue; ratios to local[2] in one run.
+bench-scale: install
+	$(BIN)/python -m bench.scale
