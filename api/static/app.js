@@ -158,6 +158,8 @@ async function onListEvent(kind, data) {
 function showList(signal) {
   $("list-view").hidden = false;
   if (!$("dag-body").value) $("dag-body").value = JSON.stringify(EXAMPLE, null, 2);
+  // Rows drawn on an earlier visit are stale: show none rather than old statuses until loaded.
+  $("jobs").querySelector("tbody").replaceChildren();
   loadJobs(false).catch((error) => say(error.message));
   follow("/v1/events", (kind, data) => onListEvent(kind, data).catch((e) => say(e.message)),
     signal, (state) => { $("live").textContent = state; });

@@ -101,9 +101,12 @@ def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled
 
     page.goto(page.url.split("#")[0] + "#/")
     for done, status in ((job_id, "COMPLETED"), (endless, "CANCELLED")):
-        row = f"#jobs tr[data-job-id='{done}'] td.status"
-        page.wait_for_selector(row)
-        assert page.inner_text(row) == status
+        # The list renders what it fetched, then follows /v1/events: wait for the live status.
+        page.wait_for_function(
+            "([sel, s]) => document.querySelector(sel)?.textContent === s",
+            arg=[f"#jobs tr[data-job-id='{done}'] td.status", status],
+            timeout=30_000,
+        )
 
 
 def test_the_list_updates_live_and_shows_hostile_names_as_text(
