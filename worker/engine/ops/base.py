@@ -86,6 +86,10 @@ class Op:
     coalesces_itself: ClassVar[bool] = False
     """Coalesces its input watermarks itself, once its output is computed."""
     forwards_own_watermarks: ClassVar[bool] = False
+    replayable: ClassVar[bool] = False
+    """A source that gives the same items again from its beginning, or a sink that a replay
+    from the beginning leaves as one run would: an exactly-once job made only of such
+    replays when its snapshot is lost, instead of failing."""
     """Forwards watermarks itself; for every other op the walker passes on what it
     coalesced."""
 

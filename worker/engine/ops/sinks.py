@@ -51,6 +51,8 @@ def json_safe(value: Any) -> Any:
 class ResultsSinkOp(Op):
     """Keeps at most ``results_cap`` records with the job; consumes every item."""
 
+    replayable = True  # the job's results are dropped with its epochs
+
     def apply(self, ctx: OpContext) -> DataFrame:
         # One full pass, so every vertex's counts are complete: each processor hands over at
         # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
@@ -65,6 +67,8 @@ class ResultsSinkOp(Op):
 
 class LoggerSinkOp(Op):
     """Consumes every item (one pass, nothing kept) and logs how many arrived."""
+
+    replayable = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         frame = _union(ctx.inputs)
@@ -102,6 +106,8 @@ class FilesSinkOp(Op):
 
 class RedisMapSinkOp(Op):
     """A Redis hash per map, like the seeds' IMap: field = key, value = the item as JSON."""
+
+    replayable = True  # the same values overwrite its entries
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.RedisMapSink)

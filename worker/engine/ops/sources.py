@@ -27,6 +27,8 @@ from worker.engine.streaming.sources import FilesPlanner, SequencePlanner, Sourc
 class ItemsSourceOp(SourceOp):
     """Item i goes to processor i % P; bounded, read in the first epoch (``OncePlanner``)."""
 
+    replayable = True
+
     def apply(self, ctx: OpContext) -> DataFrame:
         frame = self.items(ctx)
         return frame if read_once(ctx) else nothing(frame)
@@ -48,6 +50,8 @@ class ItemsSourceOp(SourceOp):
 
 class SequenceSourceOp(SourceOp):
     """Processor g emits its share of the sequence (see ``worker.engine.sequence``)."""
+
+    replayable = True
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         return SequencePlanner()
@@ -73,6 +77,8 @@ class SequenceSourceOp(SourceOp):
 class FilesSourceOp(SourceOp):
     """Spark's readers; file splits are shared out over the P processors (round-robin when
     there are fewer splits than processors)."""
+
+    replayable = True
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         return FilesPlanner()

@@ -61,12 +61,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("jetspark.stream")
 
-REPLAYABLE_SOURCES = frozenset({"source.sequence", "source.items", "source.files"})
-"""Sources that give the same items again from their beginning."""
-REPLAYABLE_SINKS = frozenset({"sink.results", "sink.logger", "sink.redis_map"})
-"""Sinks a replay from the beginning leaves exactly as one run would: the job's results are
-dropped with its epochs, a map's entries are overwritten with the same values."""
-
 
 class _Stream:
     def __init__(
@@ -157,13 +151,11 @@ class _Stream:
     def replayable(self, lost: SnapshotRecord) -> bool:
         """An exactly-once job of its own snapshot whose sources can start over and whose
         sinks end as one run would leave them: it replays instead of failing."""
-        kinds = {self.dag.vertices[name].processor for name in self.plan.order}
-        sources = {self.dag.vertices[name].processor for name in self.sources}
+        ends = self.sources + [n for n in self.plan.order if self.dag.kind(n).role == "sink"]
         return (
             self.exactly_once
             and lost.job_id == self.job.id
-            and sources <= REPLAYABLE_SOURCES
-            and {kind for kind in kinds if kind.startswith("sink.")} <= REPLAYABLE_SINKS
+            and all(n in self.ops and self.ops[n].replayable for n in ends)
         )
 
     def restore_state(self, record: SnapshotRecord) -> dict[str, DataFrame]:
