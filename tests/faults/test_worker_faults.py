@@ -30,7 +30,7 @@ from jetspark.settings import DagLimits, WorkerSettings
 from tests.databases import fresh_database
 from tests.faults.conftest import OwnRedis
 from tests.worker.conftest import LONG_JOB
-from tests.worker.test_streaming import tumbling_reference, window_results, windowed_stream
+from tests.worker.test_streaming import assert_exact_windows, windowed_stream
 from worker.engine import run_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.loop import Worker
@@ -197,9 +197,7 @@ def test_redis_restarted_empty_under_a_stream_and_queued_jobs(
         assert stream_job.error_type == "SnapshotLost", stream_job.error_message
         assert "snapshot" in (stream_job.error_message or "")
     else:
-        got = window_results(sessions, streamed)
-        assert len(got) == len(dict(got)), "a window was emitted twice"
-        assert dict(got) == tumbling_reference(4000)
+        assert_exact_windows(sessions, streamed, 4000)
 
 
 def test_timeout_s_fails_a_batch_job_and_a_stream(
@@ -284,9 +282,7 @@ def test_a_lost_snapshot_of_a_replayable_stream_replays_it_exactly(
     )
     job = read_job(sessions, job_id)
     assert job.status == "COMPLETED", (job.error_type, job.error_message)
-    got = window_results(sessions, job_id)
-    assert len(got) == len(dict(got)), "a window was emitted twice"
-    assert dict(got) == tumbling_reference(3000)
+    assert_exact_windows(sessions, job_id, 3000)
 
 
 def test_a_lost_snapshot_that_cannot_be_replayed_fails_the_job_naming_it(
@@ -336,6 +332,4 @@ def test_a_stopping_worker_hands_its_stream_over_before_the_lease_runs_out(
     wait_for(lambda: read_job(sessions, job_id).status == "COMPLETED", deadline_s=300, what="done")
     job = read_job(sessions, job_id)
     assert job.worker == "second" and job.attempt == 2
-    got = window_results(sessions, job_id)
-    assert len(got) == len(dict(got)), "a window was emitted twice"
-    assert dict(got) == tumbling_reference(4000)
+    assert_exact_windows(sessions, job_id, 4000)

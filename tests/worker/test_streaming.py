@@ -184,6 +184,13 @@ def window_results(sessions: sessionmaker[Session], *job_ids: uuid.UUID) -> list
         return [((i["window_start"], i["key"]), (i["n"], i["total"])) for i in items.scalars()]
 
 
+def assert_exact_windows(sessions: sessionmaker[Session], job_id: uuid.UUID, count: int) -> None:
+    """The job's windows are those of ``windowed_stream(count)``, each emitted once."""
+    got = window_results(sessions, job_id)
+    assert len(got) == len(dict(got)), "a window was emitted twice"
+    assert dict(got) == tumbling_reference(count)
+
+
 def held_by_nobody(worker: Worker, job_id: uuid.UUID) -> bool:
     worker.forget_finished()
     return job_id not in worker.held
@@ -216,9 +223,7 @@ def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
         service.request_transition(session, job_id=job_id, action="resume")
     stream.announce(redis_client, keys, job_id)
     drive_until([worker], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
-    got = window_results(sessions, job_id)
-    assert len(got) == len(dict(got)), "a window was emitted twice"
-    assert dict(got) == tumbling_reference(3000)
+    assert_exact_windows(sessions, job_id, 3000)
 
 
 def test_an_exported_snapshot_starts_a_rescaled_job_with_exact_windows(
