@@ -58,9 +58,16 @@ def text_file(spark: SparkSession, words: int) -> Path:
     return path
 
 
-def word_count_job(path: Path, local_parallelism: int, partitioner: str) -> dict[str, Any]:
+def word_count_job(
+    path: Path,
+    config: dict[str, Any],
+    partitioner: str = "murmur3",
+    *,
+    name: str = "bench-word-count",
+) -> dict[str, Any]:
+    """The two-stage word count over the text files at ``path``, as a job body."""
     body: dict[str, Any] = {
-        "name": "bench-word-count",
+        "name": name,
         "dag": {
             "vertices": [
                 {"name": "lines", "processor": "source.files",
@@ -83,7 +90,7 @@ def word_count_job(path: Path, local_parallelism: int, partitioner: str) -> dict
                 {"from": "combine", "to": "sink"},
             ],
         },
-        "config": {"members": 1, "local_parallelism": local_parallelism},
+        "config": config,
     }  # fmt: skip
     for edge in body["dag"]["edges"]:
         if edge.get("routing") == "partitioned":
@@ -137,9 +144,11 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     try:
         path = text_file(spark, args.words)
+        # The words file is this bench's data: DAGs may read only under a data root.
+        os.environ["JETSPARK_DATA_ROOTS"] = str(path.parent)
         hand_written(spark, path)  # warm up the JVM and the file cache for both
         if args.server:
-            with through_server(spark, path.parent) as submit:
+            with through_server(spark) as submit:
                 compare(spark, args, path, submit)
         else:
             compare(spark, args, path, lambda body: run_dag(spark, body))
@@ -148,7 +157,7 @@ def main() -> None:
 
 
 @contextmanager
-def through_server(spark: SparkSession, data_root: Path) -> Iterator[Callable[[Any], int]]:
+def through_server(spark: SparkSession) -> Iterator[Callable[[Any], int]]:
     """A function submitting a DAG through the API to a warm worker; its result count."""
     from api.app import create_app
     from bench.latency import TOKEN, run_once, warm_worker
@@ -156,7 +165,6 @@ def through_server(spark: SparkSession, data_root: Path) -> Iterator[Callable[[A
     from jetspark.settings import ApiSettings
     from tests.live_server import live_server
 
-    os.environ["JETSPARK_DATA_ROOTS"] = str(data_root)
     with tempfile.TemporaryDirectory(prefix="jetspark-wordcount-") as home:
         server, redis_url = services(Path(home))
         database = fresh_database(server)
@@ -188,7 +196,9 @@ def compare(
     """Best of ``args.runs`` of each, interleaved; ratios against the hand-written code."""
     work: dict[str, Any] = {"hand-written DataFrame": lambda: hand_written(spark, path)}
     for partitioner in ("murmur3", "spark_hash"):
-        body = word_count_job(path, args.local_parallelism, partitioner)
+        body = word_count_job(
+            path, {"members": 1, "local_parallelism": args.local_parallelism}, partitioner
+        )
         work[f"DAG, {partitioner:10} edges"] = lambda body=body: submit(body)
     if args.server:
         for perform in work.values():

@@ -43,6 +43,7 @@ from typing import Any
 import redis
 from sqlalchemy.orm import Session, sessionmaker
 
+from bench.engine_wordcount import word_count_job
 from bench.streaming import pipeline
 from bench.submit_latency import fresh_database, services, transition_at
 from jetspark.dag.model import JobSpec
@@ -72,32 +73,8 @@ def text_file(directory: Path, words: int) -> Path:
 
 
 def word_count(path: Path) -> dict[str, Any]:
-    return {
-        "name": "scale-word-count",
-        "dag": {
-            "vertices": [
-                {"name": "lines", "processor": "source.files",
-                 "params": {"path": str(path), "format": "text"}},
-                {"name": "tokenize", "processor": "flat_map",
-                 "params": {"explode": "split(line, ' ')", "as": "word"}},
-                {"name": "accumulate", "processor": "aggregate",
-                 "params": {"key": "word", "aggregations": {"count": "count(*)"},
-                            "stage": "accumulate"}},
-                {"name": "combine", "processor": "aggregate",
-                 "params": {"key": "key", "aggregations": {"count": "count(*)"},
-                            "stage": "combine"}},
-                {"name": "sink", "processor": "sink.results"},
-            ],
-            "edges": [
-                {"from": "lines", "to": "tokenize"},
-                {"from": "tokenize", "to": "accumulate", "routing": "partitioned", "key": "word"},
-                {"from": "accumulate", "to": "combine", "routing": "partitioned", "key": "key",
-                 "distributed": True},
-                {"from": "combine", "to": "sink"},
-            ],
-        },
-        "config": {},  # members: the executors of the worker that claims it
-    }  # fmt: skip
+    # No members: the executors of the worker that claims it.
+    return word_count_job(path, {}, name="scale-word-count")
 
 
 TINY = {
