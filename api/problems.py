@@ -17,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jetspark.dag.errors import DagValidationError
+from jetspark.jobs.deletion import JobNotFinished, SnapshotNotFound
 from jetspark.jobs.orchestration import IllegalTransition, JobNotFound
 from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExceeded
 from jetspark.jobs.snapshots import SnapshotConflict
@@ -112,6 +113,18 @@ def _pointer(loc: tuple[Any, ...]) -> str:
     return "/" + "/".join(parts)
 
 
+PLAIN: dict[type[Exception], tuple[int, str, str]] = {
+    JobNotFound: (404, "job-not-found", "Job not found"),
+    IllegalTransition: (409, "illegal-transition", "Illegal transition"),
+    JobNotFinished: (409, "job-not-finished", "Job not finished"),
+    SnapshotNotFound: (404, "snapshot-not-found", "Snapshot not found"),
+    IdempotencyConflict: (422, "idempotency-key-reused", "Key reused"),
+    SnapshotConflict: (409, "snapshot-conflict", "Snapshot conflict"),
+    InvalidCursor: (422, "invalid-cursor", "Invalid cursor"),
+}
+"""Errors answered with their message as the detail: status, slug, title."""
+
+
 def _as_problem(error: Exception) -> Problem:
     if isinstance(error, Problem):
         return error
@@ -135,14 +148,9 @@ def _as_problem(error: Exception) -> Problem:
             title="Invalid request",
             errors=errors,
         )
-    if isinstance(error, JobNotFound):
-        return Problem(404, str(error), slug="job-not-found", title="Job not found")
-    if isinstance(error, IllegalTransition):
-        return Problem(409, str(error), slug="illegal-transition", title="Illegal transition")
-    if isinstance(error, IdempotencyConflict):
-        return Problem(422, str(error), slug="idempotency-key-reused", title="Key reused")
-    if isinstance(error, SnapshotConflict):
-        return Problem(409, str(error), slug="snapshot-conflict", title="Snapshot conflict")
+    for kind, (status, slug, title) in PLAIN.items():
+        if isinstance(error, kind):
+            return Problem(status, str(error), slug=slug, title=title)
     if isinstance(error, QuotaExceeded):
         return Problem(
             429,
@@ -151,8 +159,6 @@ def _as_problem(error: Exception) -> Problem:
             title="Quota exceeded",
             headers={"Retry-After": str(error.retry_after_s)},
         )
-    if isinstance(error, InvalidCursor):
-        return Problem(422, str(error), slug="invalid-cursor", title="Invalid cursor")
     if isinstance(error, StarletteHTTPException) and error.status_code == 400:
         # FastAPI's "error parsing the body" (e.g. bytes that are not UTF-8): malformed input,
         # answered like malformed JSON so clients see one status for one kind of mistake.
@@ -242,12 +248,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         Problem,
         DagValidationError,
         RequestValidationError,
-        JobNotFound,
-        IllegalTransition,
-        IdempotencyConflict,
-        InvalidCursor,
+        *PLAIN,
         QuotaExceeded,
-        SnapshotConflict,
         StarletteHTTPException,
     ):
         app.add_exception_handler(kind, handle)

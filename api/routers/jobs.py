@@ -1,4 +1,4 @@
-"""/v1/jobs: submit, list, read (ETag, long-poll), act on, and page through results."""
+"""/v1/jobs: submit, list, read (ETag, long-poll), act on, page through results, delete."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.schemas import JobPage, JobView, ResultPage
 from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import JobSpec
-from jetspark.jobs import service
+from jetspark.jobs import deletion, service
 from jetspark.jobs.announcing import announce_job
 from jetspark.jobs.orchestration import JobNotFound
 from jetspark.jobs.status import JobStatus
@@ -297,6 +297,29 @@ def restart_job(
     if acted:
         announce_job(client, keys, job_id)
     return view
+
+
+@router.delete(
+    "/jobs/{job_id}",
+    operation_id="jobs-delete",
+    status_code=204,
+    response_class=Response,
+    responses={204: {"description": "Deleted"}, **CONFLICT},
+)
+def delete_job(
+    job_id: uuid.UUID,
+    session: SessionDep,
+    client: RedisDep,
+    keys: KeysDep,
+    cache: ViewCacheDep,
+    principal: PrincipalDep,
+) -> Response:
+    """Delete a finished job (COMPLETED, FAILED, CANCELLED) now, as retention would later: its
+    history, results, metrics, logs, events and unnamed snapshots; its named snapshots stay
+    until deleted. 409 for a job that has not finished."""
+    job = deletion.delete_job(session, client, keys, job_id, principal)
+    cache.changed(job_id, job.version + 1)  # this process's reads see it gone at once
+    return Response(status_code=204)
 
 
 @router.get("/jobs/{job_id}/results", operation_id="jobs-results", response_model=ResultPage)

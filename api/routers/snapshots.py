@@ -1,18 +1,20 @@
-"""/v1/jobs/{id}/snapshots: a job's committed snapshots, and exporting one under a name."""
+"""/v1/jobs/{id}/snapshots: a job's committed snapshots, exporting one under a name, and
+deleting a named one."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, Field
 
-from api.deps import PrincipalDep, SessionDep
+from api.deps import KeysDep, PrincipalDep, RedisDep, SessionDep
 from api.problems import CONFLICT, PROBLEM_RESPONSES
-from api.storable import require_storable
+from api.storable import NO_NUL, require_storable
 from jetspark.dag.model import Name
-from jetspark.jobs import snapshots
+from jetspark.jobs import deletion, snapshots
 
 router = APIRouter(prefix="/v1", tags=["snapshots"], responses=PROBLEM_RESPONSES)
 
@@ -69,3 +71,26 @@ def export_snapshot(
     require_storable(body.model_dump())
     row = snapshots.export_snapshot(session, job_id, body.name, principal)
     return SnapshotView.model_validate(snapshots.summary(row))
+
+
+@router.delete(
+    "/jobs/{job_id}/snapshots/{name:path}",
+    operation_id="snapshots-delete",
+    status_code=204,
+    response_class=Response,
+    responses={204: {"description": "Deleted"}, **CONFLICT},
+)
+def delete_snapshot(
+    job_id: uuid.UUID,
+    name: Annotated[str, Path(min_length=1, max_length=256, pattern=NO_NUL)],
+    session: SessionDep,
+    client: RedisDep,
+    keys: KeysDep,
+    principal: PrincipalDep,
+) -> Response:
+    """Delete the job's snapshot exported as ``name``, metadata and state (the job may have
+    been deleted: a named snapshot outlives it). 409 while an unfinished job starts from it
+    (``config.initial_snapshot``); of a job still running, the snapshot only loses its name
+    (it may be the job's restore point)."""
+    deletion.delete_snapshot(session, client, keys, job_id, name, principal)
+    return Response(status_code=204)

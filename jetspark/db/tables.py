@@ -37,6 +37,7 @@ class Job(Base):
         CheckConstraint(f"status IN ({_STATUS_VALUES})", name="status_known"),
         Index("ix_jobs_created_at_id", "created_at", "id"),
         Index("ix_jobs_status", "status"),
+        Index("ix_jobs_status_finished_at", "status", "finished_at"),
         Index("ix_jobs_principal_created_at_id", "principal", "created_at", "id"),
         Index("ix_jobs_principal_status", "principal", "status"),
         # An Idempotency-Key is one principal's: another's replay of it makes a new job.
@@ -100,7 +101,10 @@ class JobTransition(Base):
 
 
 class Snapshot(Base):
-    """Metadata of a committed snapshot; the state itself lives in Redis."""
+    """Metadata of a committed snapshot; the state itself lives in Redis.
+
+    ``job_id`` has no foreign key: a named snapshot outlives its job (deleting a job deletes
+    its unnamed snapshots, ``jetspark.jobs.deletion``)."""
 
     __tablename__ = "snapshots"
     __table_args__ = (
@@ -109,9 +113,8 @@ class Snapshot(Base):
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    job_id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
-    )
+    job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    """The job whose run wrote the state (its Redis keys are named after it)."""
     snapshot_id: Mapped[int] = mapped_column(BigInteger)
     name: Mapped[str | None] = mapped_column(String(256))
     """Set when the snapshot is exported under a name (unique per principal)."""
@@ -149,7 +152,7 @@ class LifecycleRequest(Base):
     """Keys are per principal, as a submission's are."""
     key: Mapped[str] = mapped_column(String(256), primary_key=True)
     job_id: Mapped[uuid.UUID] = mapped_column(
-        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), index=True
     )
     action: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

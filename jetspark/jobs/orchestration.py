@@ -97,6 +97,18 @@ def _notify(session: Session, job: Job) -> None:
     )
 
 
+DELETED = "DELETED"
+"""The status a deleted job's last NOTIFY names (its version one past its last)."""
+
+
+def notify_deleted(session: Session, job: Job) -> None:
+    """Tell listeners ``job`` is gone (in the deleting transaction): caches drop its view."""
+    session.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": CHANNEL, "payload": f"{job.id}:{job.version + 1}:{DELETED}"},
+    )
+
+
 def _record(
     session: Session, job: Job, source: JobStatus | None, cause: str, worker: str | None
 ) -> None:

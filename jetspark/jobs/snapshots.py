@@ -49,16 +49,20 @@ def latest_committed(
     return session.execute(query.with_for_update() if for_update else query).scalar_one_or_none()
 
 
-def committed_named(session: Session, principal: str, name: str) -> Snapshot | None:
+def committed_named(
+    session: Session, principal: str, name: str, *, for_share: bool = False
+) -> Snapshot | None:
     """The committed snapshot ``principal`` exported under ``name`` (names are per
-    principal: another's snapshot of that name is not found)."""
-    return session.execute(
-        select(Snapshot).where(
-            Snapshot.principal == principal,
-            Snapshot.name == name,
-            Snapshot.committed_at.is_not(None),
-        )
-    ).scalar_one_or_none()
+    principal: another's snapshot of that name is not found). ``for_share`` holds it until
+    the caller commits: a submission starting from it and its deletion are serialised."""
+    query = select(Snapshot).where(
+        Snapshot.principal == principal,
+        Snapshot.name == name,
+        Snapshot.committed_at.is_not(None),
+    )
+    if for_share:
+        query = query.with_for_update(read=True)
+    return session.execute(query).scalar_one_or_none()
 
 
 def list_snapshots(session: Session, job_id: uuid.UUID, principal: Principal) -> list[Snapshot]:
@@ -101,7 +105,7 @@ def export_snapshot(
 def check_initial_snapshot(session: Session, principal: str, name: str, dag: ValidatedDag) -> None:
     """Refuse (SnapshotConflict) a DAG that cannot start from ``principal``'s named
     snapshot."""
-    row = committed_named(session, principal, name)
+    row = committed_named(session, principal, name, for_share=True)
     if row is None:
         raise SnapshotConflict(f"no exported snapshot is named {name!r}")
     problems = incompatibilities(dag, row.source_offsets or {}, row.stats or {})

@@ -64,6 +64,21 @@ class Keys:
         """
         return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
 
+    def snapshot_keys(self, job_id: object, snapshot_id: int, partition_count: int) -> list[str]:
+        """Every partition hash of one snapshot."""
+        return [self.snapshot_partition(p, job_id, snapshot_id) for p in range(partition_count)]
+
+    def job_keys(self, job_id: object, attempts: int) -> list[str]:
+        """Every key of a job but its snapshots': its events, logs, metrics, and the
+        processor reports of attempts 0..``attempts``."""
+        return [
+            self.job_events(job_id),
+            self.job_logs(job_id),
+            self.job_log_count(job_id),
+            self.job_metrics(job_id),
+            *(self.job_processor_metrics(job_id, a) for a in range(attempts + 1)),
+        ]
+
     def server_prefix(self) -> str:
         """Every key jetspark's own code reads starts with this; users' names may not."""
         return f"{self.namespace}:"

@@ -20,6 +20,7 @@ from clients.jetspark_client import AuthenticatedClient
 from clients.jetspark_client.api.dags import dags_validate
 from clients.jetspark_client.api.jobs import (
     jobs_cancel,
+    jobs_delete,
     jobs_get,
     jobs_logs,
     jobs_restart,
@@ -28,7 +29,11 @@ from clients.jetspark_client.api.jobs import (
     jobs_submit,
     jobs_suspend,
 )
-from clients.jetspark_client.api.snapshots import snapshots_export, snapshots_list
+from clients.jetspark_client.api.snapshots import (
+    snapshots_delete,
+    snapshots_export,
+    snapshots_list,
+)
 from clients.jetspark_client.models import (
     ExportRequest,
     JobSpec,
@@ -217,6 +222,10 @@ class Client:
     def restart(self, job: JobRef) -> JobView:
         return self.call(jobs_restart.sync, JobView, _job_id(job))
 
+    def delete(self, job: JobRef) -> None:
+        """Delete a finished job with its results, logs, metrics and unnamed snapshots."""
+        self.call(jobs_delete.sync, type(None), _job_id(job))
+
     def results(self, job: JobRef, *, page_size: int = 1000) -> Results:
         return Results(self, _job_id(job), page_size)
 
@@ -236,6 +245,10 @@ class Client:
         return self.call(
             snapshots_export.sync, SnapshotView, _job_id(job), body=ExportRequest(name=name)
         )
+
+    def delete_snapshot(self, job: JobRef, name: str) -> None:
+        """Delete the snapshot exported as ``name`` (the job itself may be gone)."""
+        self.call(snapshots_delete.sync, type(None), _job_id(job), name)
 
     # --- following a job -----------------------------------------------------------------
 

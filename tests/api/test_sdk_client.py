@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
+from jetspark.queue.keys import Keys
 from jetspark.sdk import DAG, ApiError, Client, DagValidationError, Edge, JobNotCompleted
 from tests.api.conftest import TOKEN
 from tests.api.leftovers import no_leftovers
@@ -100,8 +102,9 @@ def poll(check: Callable[[], bool], *, what: str, deadline_s: float = 120) -> No
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(client: Client, worker: Worker) -> None:
-    del worker
+def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(
+    client: Client, worker: Worker, redis_client: redis.Redis, redis_namespace: str
+) -> None:
     dag = DAG(
         "sdk-stream",
         {"members": 1, "local_parallelism": 1, "processing_guarantee": "exactly_once",
@@ -119,3 +122,19 @@ def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(client: Client, work
     with pytest.raises(JobNotCompleted, match="CANCELLED"):
         client.wait(job, progress=False, check=True)
     assert any(event.kind == "end" for event in client.events(job))
+
+    # Deleted, the job leaves only its exported snapshot, which outlives it until deleted.
+    name = f"sdk-{job.id.hex[:8]}"
+    exported = client.export_snapshot(job, name)
+    thread = worker.threads.get(job.id)
+    if thread is not None:
+        thread.result(timeout=60)  # the cancelled run has written its last
+    client.delete(job)
+    with pytest.raises(ApiError, match="does not exist"):
+        client.get(job)
+    left = {str(k) for k in redis_client.scan_iter(match=f"{redis_namespace}:*{job.id}*")}
+    assert left <= set(Keys(redis_namespace).snapshot_keys(job.id, exported.snapshot_id, 271))
+    client.delete_snapshot(job, name)
+    assert not list(redis_client.scan_iter(match=f"{redis_namespace}:*{job.id}*"))
+    with pytest.raises(ApiError, match="no snapshot named"):
+        client.delete_snapshot(job, name)

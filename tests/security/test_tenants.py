@@ -49,6 +49,7 @@ def test_another_principals_job_is_not_found_wherever_it_is_asked_for(stack: Sta
             ("POST", f"/v1/jobs/{job_id}/suspend"),
             ("POST", f"/v1/jobs/{job_id}/resume"),
             ("POST", f"/v1/jobs/{job_id}/restart"),
+            ("DELETE", f"/v1/jobs/{job_id}"),  # 404, not "not finished" (409)
         ]:
             response = bob.request(method, path)
             assert response.status_code == 404, (method, path, response.text)
@@ -146,6 +147,22 @@ def test_snapshot_names_are_per_principal(stack: Stack, db_session: Session) -> 
     name = f"snap-{uuid.uuid4().hex[:8]}"
     _exported_snapshot(db_session, stack.names["alice"], name)
     _exported_snapshot(db_session, stack.names["bob"], name)  # no clash with alice's
+
+
+def test_another_principals_job_and_snapshot_are_not_found_to_delete(
+    stack: Stack, db_session: Session
+) -> None:
+    name = f"snap-{uuid.uuid4().hex[:8]}"
+    job_id = _exported_snapshot(db_session, stack.names["alice"], name)
+    with stack.client("bob") as bob, stack.client("root") as root:
+        refused = bob.delete(f"/v1/jobs/{job_id}/snapshots/{name}")
+        assert refused.status_code == 404 and refused.json()["title"] == "Snapshot not found"
+        assert bob.delete(f"/v1/jobs/{job_id}").status_code == 404
+        assert db_session.get(Job, uuid.UUID(job_id)) is not None
+        # An admin deletes anyone's.
+        assert root.delete(f"/v1/jobs/{job_id}/snapshots/{name}").status_code == 204
+        assert root.delete(f"/v1/jobs/{job_id}").status_code == 204
+        assert root.get(f"/v1/jobs/{job_id}").status_code == 404
 
 
 def test_the_queued_jobs_quota_answers_429_with_retry_after(stack: Stack) -> None:

@@ -137,10 +137,7 @@ def missing_state(client: Any, address: StoreAddress, vertex: str, *, keys: int,
 
 def delete_snapshot(client: Any, address: StoreAddress) -> None:
     """Drop every partition hash of one snapshot (the driver does this, after a commit)."""
-    names = [
-        address.keys.snapshot_partition(p, address.job_id, address.snapshot_id)
-        for p in range(address.partition_count)
-    ]
+    names = address.keys.snapshot_keys(address.job_id, address.snapshot_id, address.partition_count)
     for first in range(0, len(names), 512):
         client.delete(*names[first : first + 512])
 
