@@ -107,6 +107,27 @@ class JobLogSettings(BaseSettings):
     """Lines one ``GET /v1/jobs/{id}/logs`` returns at most."""
 
 
+class RetentionSettings(BaseSettings):
+    """How long finished jobs are kept (``jetspark.jobs.retention``): as Jet, 7 days and
+    1,000 jobs by default; failures twice as long, to be looked into."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_RETENTION_")
+
+    enabled: bool = True
+    """Workers sweep finished jobs (``JETSPARK_RETENTION_ENABLED``)."""
+    completed_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    """A COMPLETED job is deleted this long after it finished."""
+    failed_s: float = Field(default=14 * 24 * 3600.0, gt=0)
+    cancelled_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    max_jobs: int = Field(default=1_000, ge=0)
+    """Finished jobs kept per principal (0: no limit); beyond it, the earliest finished go.
+    Per principal, not in all: one principal's many jobs never delete another's."""
+    interval_s: float = Field(default=60.0, gt=0)
+    """How often a worker sweeps (one sweep at a time among all workers)."""
+    batch: int = Field(default=100, ge=1, le=10_000)
+    """Jobs deleted per transaction; a full batch is followed by another at once."""
+
+
 class WorkerSettings(BaseSettings):
     """Workers: leases, heartbeats, concurrency."""
 

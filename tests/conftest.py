@@ -30,6 +30,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # Tests read and write files in their tmp_path: the temporary directory is their data root.
 os.environ.setdefault("JETSPARK_DATA_ROOTS", tempfile.gettempdir())
+# The session's database is shared by every test module: a worker's retention sweep would
+# delete other tests' finished jobs (beyond 1,000 of one principal). Retention's own tests
+# give their settings explicitly, on a database of their own.
+os.environ.setdefault("JETSPARK_RETENTION_ENABLED", "false")
 
 RUN_ID = uuid.uuid4().hex[:10]
 

@@ -1,4 +1,5 @@
-"""The worker's life: dequeue, claim, perform, heartbeat, reap, reconcile — until told to stop."""
+"""The worker's life: dequeue, claim, perform, heartbeat, reap, reconcile, sweep finished jobs
+(retention) — until told to stop."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from jetspark import joblogs
 from jetspark.dag.members import plan_for_executors
 from jetspark.db.tables import Job
-from jetspark.jobs import orchestration
+from jetspark.jobs import orchestration, retention
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.retry import OutageLog, Retry, always
-from jetspark.settings import TenantSettings, WorkerSettings
+from jetspark.settings import RetentionSettings, TenantSettings, WorkerSettings
 from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
@@ -55,6 +56,7 @@ class Worker:
         engine_run: EngineRun,
         settings: WorkerSettings | None = None,
         worker_id: str | None = None,
+        retention_settings: RetentionSettings | None = None,
     ) -> None:
         self.spark = spark
         self.sessions = sessions
@@ -86,6 +88,9 @@ class Worker:
         """Waits out any error of a turn (a server away, a bug): a worker never dies of one."""
         self._next_heartbeat = 0.0
         self._next_reconcile = 0.0
+        self.retention = retention_settings or RetentionSettings()
+        self.retention_policy = retention.Policy.of(self.retention)
+        self._next_sweep = 0.0
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
@@ -114,6 +119,11 @@ class Worker:
         if now >= self._next_reconcile:
             self.reconcile()
             self._next_reconcile = now + self.settings.reconcile_interval_s
+        if self.retention.enabled and now >= self._next_sweep:
+            # Set first: a sweep that fails (the turn is retried) waits for its next interval.
+            self._next_sweep = now + self.retention.interval_s
+            if self.sweep() >= self.retention_policy.batch:
+                self._next_sweep = now  # more are due: the next turn sweeps again
         free = self.settings.max_concurrent_jobs - len(self.held)
         if free <= 0:
             self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
@@ -354,6 +364,13 @@ class Worker:
             lock_ttl=timedelta(seconds=self.settings.reconcile_interval_s),
             worker=self.id,
         )
+
+    def sweep(self) -> int:
+        """Delete one batch of finished jobs past their retention (``jetspark.jobs.retention``)."""
+        with self.sessions() as session:
+            return retention.sweep(
+                session, self.client, self.keys, self.retention_policy, orchestration.now()
+            )
 
     def job_status(self, job_id: uuid.UUID) -> str | None:
         with self.sessions() as session:
