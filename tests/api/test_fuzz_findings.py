@@ -49,7 +49,9 @@ def test_405_allow_names_every_method_of_the_path(http: httpx.Client) -> None:
     refused = http.request("OPTIONS", "/v1/jobs")
     assert_problem(refused, 405)
     assert refused.headers["allow"] == "GET, POST"
-    assert http.delete("/v1/jobs/00000000-0000-0000-0000-000000000000").headers["allow"] == "GET"
+    one_job = "/v1/jobs/00000000-0000-0000-0000-000000000000"
+    assert http.put(one_job).headers["allow"] == "DELETE, GET"
+    assert http.delete(f"{one_job}/snapshots").headers["allow"] == "GET, POST"
 
 
 def test_a_results_cursor_beyond_bigint_is_422_not_500(
