@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import redis
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -26,6 +25,7 @@ from jetspark.jobs.orchestration import JobNotFound, OrchestrationError
 from jetspark.jobs.snapshots import SnapshotConflict
 from jetspark.jobs.status import TERMINAL_STATUSES, JobStatus
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.tenants.principals import LOCAL, Principal
 
 DELETE_CHUNK = 512
@@ -62,15 +62,13 @@ def partition_count(stats: dict[str, Any] | None, job: Job | None) -> int:
     return int(counted or 271)
 
 
-def delete_keys(client: redis.Redis, names: Sequence[str]) -> None:
-    """``DEL`` the keys, a chunk at a time, in one pipeline."""
-    pipe = client.pipeline(transaction=False)
+def delete_keys(client: RedisClient, names: Sequence[str]) -> None:
+    """``DEL`` the keys, a chunk at a time (a cluster client splits a chunk by slot)."""
     for first in range(0, len(names), DELETE_CHUNK):
-        pipe.delete(*names[first : first + DELETE_CHUNK])
-    pipe.execute()
+        client.delete(*names[first : first + DELETE_CHUNK])
 
 
-def purge(session: Session, client: redis.Redis, keys: Keys, jobs: Sequence[Job]) -> None:
+def purge(session: Session, client: RedisClient, keys: Keys, jobs: Sequence[Job]) -> None:
     """Delete ``jobs`` (finished, locked by the caller) with everything of theirs but their
     named snapshots; NOTIFYs each deletion. The caller commits (or rolls back on an error)."""
     if not jobs:
@@ -95,7 +93,7 @@ def purge(session: Session, client: redis.Redis, keys: Keys, jobs: Sequence[Job]
 
 def delete_job(
     session: Session,
-    client: redis.Redis,
+    client: RedisClient,
     keys: Keys,
     job_id: uuid.UUID,
     principal: Principal = LOCAL,
@@ -120,7 +118,7 @@ def delete_job(
 
 def delete_snapshot(
     session: Session,
-    client: redis.Redis,
+    client: RedisClient,
     keys: Keys,
     job_id: uuid.UUID,
     name: str,

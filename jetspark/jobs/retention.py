@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import redis
 import structlog
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
@@ -27,6 +26,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs.deletion import FINISHED, purge
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import RetentionSettings
 
 log = structlog.get_logger("jetspark.retention")
@@ -61,15 +61,20 @@ class Policy:
 def due(session: Session, policy: Policy, now: datetime, limit: int) -> list[uuid.UUID]:
     """Up to ``limit`` due jobs, the earliest finished first: past their TTL, then beyond
     their principal's ``max_jobs``."""
-    finished = func.coalesce(Job.finished_at, Job.updated_at)
+    # Every move to a finished status stamps finished_at (``orchestration._move``): compared
+    # bare, the (status, finished_at) index finds the expired.
     expired = or_(
-        *(and_(Job.status == s.value, finished <= now - ttl) for s, ttl in policy.ttl.items())
+        *(
+            and_(Job.status == s.value, Job.finished_at <= now - ttl)
+            for s, ttl in policy.ttl.items()
+        )
     )
     found = list(
         session.execute(
-            select(Job.id).where(expired).order_by(finished, Job.id).limit(limit)
+            select(Job.id).where(expired).order_by(Job.finished_at, Job.id).limit(limit)
         ).scalars()
     )
+    finished = func.coalesce(Job.finished_at, Job.updated_at)
     if policy.max_jobs and len(found) < limit:
         ranked = (
             select(
@@ -93,7 +98,7 @@ def due(session: Session, policy: Policy, now: datetime, limit: int) -> list[uui
     return found[:limit]
 
 
-def sweep(session: Session, client: redis.Redis, keys: Keys, policy: Policy, now: datetime) -> int:
+def sweep(session: Session, client: RedisClient, keys: Keys, policy: Policy, now: datetime) -> int:
     """Delete one batch of the jobs due at ``now``; commits. Returns how many were deleted
     (0 also when another process is sweeping)."""
     locked = session.execute(select(func.pg_try_advisory_xact_lock(*SWEEP_LOCK))).scalar_one()

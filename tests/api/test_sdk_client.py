@@ -132,9 +132,9 @@ def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(
     client.delete(job)
     with pytest.raises(ApiError, match="does not exist"):
         client.get(job)
-    left = {str(k) for k in redis_client.scan_iter(match=f"{redis_namespace}:*{job.id}*")}
+    left = {str(k) for k in redis_client.scan_iter(match=f"*{job.id}*")}
     assert left <= set(Keys(redis_namespace).snapshot_keys(job.id, exported.snapshot_id, 271))
     client.delete_snapshot(job, name)
-    assert not list(redis_client.scan_iter(match=f"{redis_namespace}:*{job.id}*"))
+    assert not list(redis_client.scan_iter(match=f"*{job.id}*"))
     with pytest.raises(ApiError, match="no snapshot named"):
         client.delete_snapshot(job, name)
