@@ -26,6 +26,7 @@ from api.routers import (
     metrics,
     partitions,
     scrape,
+    sdk_source,
     snapshots,
     web,
 )
@@ -117,6 +118,7 @@ def create_app(
         jobs.router,
         snapshots.router,
         logs.router,
+        sdk_source.router,
         events.router,
         metrics.router,
         dag_view.router,

@@ -111,6 +111,7 @@ class PythonOp(Op):
             metrics=accumulator,
             metrics_url=ctx.metrics_url,
             epoch=epoch,
+            redis=ctx.redis,
         )
         if epoch is not None:
             return self._in_epoch(ctx, plan, struct)

@@ -35,7 +35,8 @@ _clients: dict[str, redis.Redis] = {}
 """One client per URL per Python worker process (Spark reuses its Python workers)."""
 
 
-def _client(url: str) -> redis.Redis:
+def task_redis(url: str) -> redis.Redis:
+    """The Python worker's client of ``url`` (one per process, reused by its tasks)."""
     client = _clients.get(url)
     if client is None:
         client = _clients[url] = redis.Redis.from_url(url, socket_timeout=5)
@@ -146,7 +147,7 @@ def live_report(
     queue_capacity: int,
 ) -> LiveReport:
     """A started report; it writes only with both a Redis URL and a hash key."""
-    client = _client(url) if url and key else None
+    client = task_redis(url) if url and key else None
     return LiveReport(
         tasklet, clock, member=member, queue_capacity=queue_capacity, client=client, key=key
     ).start()
