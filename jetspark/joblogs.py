@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
 import structlog
 
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import JobLogSettings
 
 _SKIPPED = frozenset(
@@ -60,7 +60,7 @@ class JobLogSink:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: RedisClient,
         keys: Keys,
         job_id: uuid.UUID,
         settings: JobLogSettings | None = None,
@@ -80,7 +80,7 @@ class JobLogSink:
         )
 
 
-def read(client: redis.Redis, keys: Keys, job_id: uuid.UUID, from_: int, size: int) -> LogPage:
+def read(client: RedisClient, keys: Keys, job_id: uuid.UUID, from_: int, size: int) -> LogPage:
     """Lines ``from_`` .. ``from_ + size - 1`` (those still kept), each with its ``seq``."""
     pipe = client.pipeline(transaction=True)
     pipe.get(keys.job_log_count(job_id))
@@ -158,7 +158,7 @@ def install() -> None:
         structlog.configure(processors=processors)
 
 
-def register(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+def register(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
     """From now on, lines given ``job=<job_id>`` are kept with the job."""
     install()
     with _lock:
@@ -166,7 +166,7 @@ def register(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
 
 
 @contextmanager
-def job_logs(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> Iterator[None]:
+def job_logs(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> Iterator[None]:
     """While the block runs, every line of this thread is about ``job_id`` (and kept with
     it, as is any line given ``job=<job_id>``); afterwards the job's lines are not kept."""
     register(client, keys, job_id)

@@ -168,7 +168,7 @@ def task_logs(redis: RedisTarget | None, vertex: str, index: int) -> Iterator[No
         max_lines=told.get("max_lines", 10_000), max_line_chars=told.get("max_line_chars", 8_000)
     )
     job_id = uuid.UUID(told["job"])
-    sink = JobLogSink(task_redis(where.url), Keys(where.namespace), job_id, settings)
+    sink = JobLogSink(task_redis(where.url, where.cluster), Keys(where.namespace), job_id, settings)
     log = TaskLog(sink, vertex, index, int(told.get("task_max_lines", 1_000)))
     handler, root = _Handler(log), logging.getLogger()
     level = root.level
