@@ -78,7 +78,12 @@ class Keys:
         The partition is the key's hash tag, so a Redis Cluster places every key of a
         partition on one node, as the seeds' partitioned map places a partition's entries.
         """
-        return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
+        return f"{self.namespace}:{self.partition_tag(partition)}:snapshot:{job_id}:{snapshot_id}"
+
+    @staticmethod
+    def partition_tag(partition: int) -> str:
+        """``{p<partition>}``: the hash tag of a partition's snapshot keys."""
+        return f"{{p{partition}}}"
 
     def server_prefixes(self) -> tuple[str, str]:
         """Every key jetspark's own code reads starts with one of these; users' names may
