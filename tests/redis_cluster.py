@@ -60,6 +60,7 @@ class Node:
     def __init__(self, home: Path, port: int) -> None:
         self.home, self.port = home, port
         self.process: subprocess.Popen[bytes] | None = None
+        self.connection: redis.Redis | None = None
         self.home.mkdir(parents=True, exist_ok=True)
 
     def start(self) -> Node:
@@ -84,9 +85,10 @@ class Node:
         return redis.Redis(port=self.port, decode_responses=True, socket_timeout=5)
 
     def cmd(self, *args: Any) -> Any:
-        """One command to this node (its own connection, no cluster routing)."""
-        with self.client() as client:
-            return client.execute_command(*args)
+        """One command to this node (a connection of its own, no cluster routing)."""
+        if self.connection is None:
+            self.connection = self.client()
+        return self.connection.execute_command(*args)
 
     @property
     def id(self) -> str:
@@ -102,8 +104,15 @@ class Node:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(timeout=15)
             self.process = None
+        self.forget_connection()
+
+    def forget_connection(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
 
     def stop(self) -> None:
+        self.forget_connection()
         if self.process is not None:
             self.process.terminate()
             try:

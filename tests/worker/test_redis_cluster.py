@@ -204,7 +204,7 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
-    body = windowed_stream("rebalanced", count=6000, members=1)
+    body = windowed_stream("rebalanced", count=12_000, members=1)
     body["config"]["backup_count"] = 1
     # A new primary with a replica of its own (a snapshot write WAITs for one).
     added = redis_cluster.new_node()
@@ -222,8 +222,8 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
         deadline_s=180,
     )
     held = state_keys(cluster_client, keys, job_id, sessions)
-    # A quarter of the slots, among them every slot with state, as a rebalance would.
-    slots = sorted(set(range(0, 16384, 4)) | {redis_cluster.slot_of(k) for k in held})
+    # Every slot with state, and slots from all over, as a rebalance would move them.
+    slots = sorted({redis_cluster.slot_of(k) for k in held} | set(range(0, 16384, 16)))
     moved: list[int] = []
     mover = threading.Thread(target=lambda: moved.append(redis_cluster.move_slots(slots, added)))
     mover.start()
@@ -241,4 +241,4 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
     )
     drive_until([worker], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=300)
     assert committed_snapshot(sessions, job_id) > moved_at
-    assert_exact_windows(sessions, job_id, 6000)
+    assert_exact_windows(sessions, job_id, 12_000)
