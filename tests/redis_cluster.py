@@ -86,9 +86,9 @@ class Node:
 
     def cmd(self, *args: Any) -> Any:
         """One command to this node (a connection of its own, no cluster routing)."""
-        if self.connection is None:
-            self.connection = self.client()
-        return self.connection.execute_command(*args)
+        connection = self.connection or self.client()
+        self.connection = connection
+        return connection.execute_command(*args)  # type: ignore[no-untyped-call]
 
     @property
     def id(self) -> str:
