@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-scale bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-scale bench-snapshot-store bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -99,3 +99,8 @@ examples: install
 # cluster (2 workers x 1 core) vs 2 workers on one queue; ratios to local[2] in one run.
 bench-scale: install
 	$(BIN)/python -m bench.scale
+
+# Snapshot write time on one Redis vs a Redis Cluster (3 primaries + 3 replicas), with and
+# without a backup WAITed for; the cluster's ratio to one Redis in one run.
+bench-snapshot-store: install
+	$(BIN)/python -m bench.snapshot_store

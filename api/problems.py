@@ -241,6 +241,10 @@ def install_problem_handlers(app: FastAPI) -> None:
         sa_exc.DBAPIError,
         redis.ConnectionError,
         redis.TimeoutError,
+        redis.exceptions.ClusterDownError,  # a Redis Cluster failing over
+        redis.exceptions.TryAgainError,
+        redis.exceptions.MasterDownError,
+        redis.exceptions.SlotNotCoveredError,
     ):
         app.add_exception_handler(outage, unavailable)
     app.add_exception_handler(Exception, unexpected)

@@ -131,11 +131,34 @@ class ValidationReport(BaseModel):
     plan: dict[str, Any]
 
 
+class StoreNodeView(BaseModel):
+    address: str
+    """``host:port`` of the Redis node."""
+    id: str | None = None
+    """The node's cluster id (Redis Cluster only)."""
+    health: str | None = None
+    """``online``, ``failed``, ``loading`` (a cluster node); a replica's link state on a
+    single Redis."""
+
+
+class PartitionStorageView(BaseModel):
+    """Where the partition's snapshot state lives (the seeds' partition table): its keys'
+    hash tag, and on a Redis Cluster the tag's slot and the nodes serving it now."""
+
+    hash_tag: str
+    cluster: bool
+    slot: int | None = None
+    primary: StoreNodeView | None = None
+    replicas: list[StoreNodeView] = []
+
+
 class PartitionView(BaseModel):
     key: Any
     canonical_hex: str
     partition_id: int
     partition_count: int
+    storage: PartitionStorageView | None = None
+    """None when Redis could not be asked (it is down: the partition id stands alone)."""
 
 
 class Health(BaseModel):

@@ -151,9 +151,11 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=12_000)
     parser.add_argument("--per-epoch", type=int, default=150)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="jetspark-chaos-") as home_dir:
+    with (
+        tempfile.TemporaryDirectory(prefix="jetspark-chaos-") as home_dir,
+        services(Path(home_dir)) as (database, redis_url),
+    ):
         home = Path(home_dir)
-        database, redis_url = services(home)
         url = fresh_database(database)
         engine = make_engine(url, pool_size=2)
         sessions = sessionmaker(engine, expire_on_commit=False)

@@ -165,8 +165,10 @@ def through_server(spark: SparkSession) -> Iterator[Callable[[Any], int]]:
     from jetspark.settings import ApiSettings
     from tests.live_server import live_server
 
-    with tempfile.TemporaryDirectory(prefix="jetspark-wordcount-") as home:
-        server, redis_url = services(Path(home))
+    with (
+        tempfile.TemporaryDirectory(prefix="jetspark-wordcount-") as home,
+        services(Path(home)) as (server, redis_url),
+    ):
         database = fresh_database(server)
         namespace = f"bench-wordcount-{uuid.uuid4().hex[:6]}"
         app = create_app(

@@ -259,8 +259,10 @@ def main() -> None:
     parser.add_argument("--no-throughput", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {"runs": args.runs}
-    with tempfile.TemporaryDirectory(prefix="jetspark-latency-") as home:
-        server, redis_url = services(Path(home))
+    with (
+        tempfile.TemporaryDirectory(prefix="jetspark-latency-") as home,
+        services(Path(home)) as (server, redis_url),
+    ):
         database = fresh_database(server)
         namespace = f"bench-latency-{uuid.uuid4().hex[:6]}"
         app = create_app(

@@ -243,7 +243,7 @@ def main() -> None:
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="jetspark-scale-") as home, ExitStack() as stack:
         root = Path(home)
-        database, redis_url = services(root)
+        database, redis_url = stack.enter_context(services(root))
         database_url = fresh_database(database)
         engine = make_engine(database_url, pool_size=4)
         stack.callback(engine.dispose)

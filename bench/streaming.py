@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ class Stack:
     """Services, a database of its own, a warm worker: what every measurement runs on."""
 
     def __init__(self, home: Path) -> None:
-        database, redis_url = services(home)
+        self.exits = ExitStack()
+        database, redis_url = self.exits.enter_context(services(home))
         self.engine = make_engine(fresh_database(database), pool_size=6)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.client = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -159,9 +161,12 @@ class Stack:
         self.workers.clear()
 
     def close(self) -> None:
-        self.stop_workers()
-        self.spark.stop()
-        self.engine.dispose()
+        try:
+            self.stop_workers()
+            self.spark.stop()
+            self.engine.dispose()
+        finally:
+            self.exits.close()  # the embedded servers it started
 
 
 def epoch_of(job: Job) -> int:

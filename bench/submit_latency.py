@@ -21,6 +21,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import redis
@@ -60,17 +62,25 @@ spark.stop()
 """
 
 
-def services(home: Path) -> tuple[str, str]:
+@contextmanager
+def services(home: Path) -> Iterator[tuple[str, str]]:
+    """The configured PostgreSQL and Redis, else embedded ones under ``home``, stopped when
+    the block ends (an embedded server outliving its bench held its port and files)."""
     database, redis_url = DatabaseSettings().url, RedisSettings().url
-    if not database:
-        from jetspark.embedded.postgres import EmbeddedPostgres
+    with ExitStack() as started:
+        if not database:
+            from jetspark.embedded.postgres import EmbeddedPostgres
 
-        database = EmbeddedPostgres(home / "pg").start()
-    if not redis_url:
-        from jetspark.embedded.redis import EmbeddedRedis
+            postgres = EmbeddedPostgres(home / "pg")
+            database = postgres.start()
+            started.callback(postgres.stop)
+        if not redis_url:
+            from jetspark.embedded.redis import EmbeddedRedis
 
-        redis_url = EmbeddedRedis(home / "redis").start()
-    return database, redis_url
+            server = EmbeddedRedis(home / "redis")
+            redis_url = server.start()
+            started.callback(server.stop)
+        yield database, redis_url
 
 
 def fresh_database(server_url: str) -> str:
@@ -107,8 +117,10 @@ def wait_terminal(sessions: sessionmaker[Session], job_id: uuid.UUID, deadline_s
 
 
 def warm_latencies(jobs: int) -> list[float]:
-    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
-        database, redis_url = services(Path(home))
+    with (
+        tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home,
+        services(Path(home)) as (database, redis_url),
+    ):
         engine = make_engine(fresh_database(database), pool_size=4)
         sessions = sessionmaker(engine, expire_on_commit=False)
         client = redis.Redis.from_url(redis_url, decode_responses=True)

@@ -66,10 +66,10 @@ def is_outage(error: BaseException) -> bool:
             return True  # a Redis still reading its data back after a restart
         if isinstance(current, _CLUSTER_MOVING):
             return True  # a Redis Cluster failing over or moving a slot
-        if isinstance(current, redis.exceptions.RedisClusterException) and "connect" in str(
-            current
+        if isinstance(current, redis.exceptions.RedisClusterException) and any(
+            word in str(current) for word in ("connect", "not covered")
         ):
-            return True  # no node of a Redis Cluster reachable
+            return True  # no node of a Redis Cluster reachable, or slots without a node
         if isinstance(current, (ConnectionError, TimeoutError)):
             return True
         if type(current).__module__.startswith("psycopg") and any(

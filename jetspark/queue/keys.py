@@ -78,7 +78,12 @@ class Keys:
         The partition is the key's hash tag, so a Redis Cluster places every key of a
         partition on one node, as the seeds' partitioned map places a partition's entries.
         """
-        return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
+        return f"{self.namespace}:{self.partition_tag(partition)}:snapshot:{job_id}:{snapshot_id}"
+
+    @staticmethod
+    def partition_tag(partition: int) -> str:
+        """``{p<partition>}``: the hash tag of a partition's snapshot keys."""
+        return f"{{p{partition}}}"
 
     def snapshot_keys(self, job_id: object, snapshot_id: int, partition_count: int) -> list[str]:
         """Every partition hash of one snapshot."""

@@ -128,10 +128,12 @@ def run_local(
         plan=build_plan(validated).model_dump(mode="json"),
     )
     run = LocalRun()
-    redis = (
-        RedisTarget(redis_url, namespace, LOCAL_PRINCIPAL)
-        if redis_url is not None
-        else RedisTarget(RedisTarget.from_settings().url, namespace, LOCAL_PRINCIPAL)
+    configured = RedisTarget.from_settings()  # JETSPARK_REDIS_CLUSTER applies to a given URL
+    redis = RedisTarget(
+        redis_url if redis_url is not None else configured.url,
+        namespace,
+        LOCAL_PRINCIPAL,
+        cluster=configured.cluster,
     )
     control = JobControl(job_group=f"local-{runnable.id}", epochs=MemoryEpochLog(run), redis=redis)
     session = spark if spark is not None else _session()

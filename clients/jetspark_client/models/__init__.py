@@ -28,6 +28,7 @@ from .job_view_vertex_counts_type_0 import JobViewVertexCountsType0
 from .jobs_dag_format_type_0 import JobsDagFormatType0
 from .log_page import LogPage
 from .log_page_lines_item import LogPageLinesItem
+from .partition_storage_view import PartitionStorageView
 from .partition_view import PartitionView
 from .partitions_get_key_type import PartitionsGetKeyType
 from .problem_detail import ProblemDetail
@@ -46,6 +47,7 @@ from .snapshot_list import SnapshotList
 from .snapshot_view import SnapshotView
 from .snapshot_view_vertices import SnapshotViewVertices
 from .spark_job_timing import SparkJobTiming
+from .store_node_view import StoreNodeView
 from .timings import Timings
 from .validation_report import ValidationReport
 from .validation_report_plan import ValidationReportPlan
@@ -88,6 +90,7 @@ __all__ = (
     "LogPage",
     "LogPageLinesItem",
     "PartitionsGetKeyType",
+    "PartitionStorageView",
     "PartitionView",
     "ProblemDetail",
     "ProblemDetailErrorsType0Item",
@@ -105,6 +108,7 @@ __all__ = (
     "SnapshotView",
     "SnapshotViewVertices",
     "SparkJobTiming",
+    "StoreNodeView",
     "Timings",
     "ValidationReport",
     "ValidationReportPlan",

@@ -8,7 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.partition_storage_view import PartitionStorageView
 
 
 
@@ -26,12 +30,14 @@ class PartitionView:
             key (Any):
             partition_count (int):
             partition_id (int):
+            storage (None | PartitionStorageView | Unset):
      """
 
     canonical_hex: str
     key: Any
     partition_count: int
     partition_id: int
+    storage: None | PartitionStorageView | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -39,6 +45,7 @@ class PartitionView:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.partition_storage_view import PartitionStorageView # noqa: PLC0415
         canonical_hex = self.canonical_hex
 
         key = self.key
@@ -46,6 +53,14 @@ class PartitionView:
         partition_count = self.partition_count
 
         partition_id = self.partition_id
+
+        storage: dict[str, Any] | None | Unset
+        if isinstance(self.storage, Unset):
+            storage = UNSET
+        elif isinstance(self.storage, PartitionStorageView):
+            storage = self.storage.to_dict()
+        else:
+            storage = self.storage
 
 
         field_dict: dict[str, Any] = {}
@@ -56,6 +71,8 @@ class PartitionView:
             "partition_count": partition_count,
             "partition_id": partition_id,
         })
+        if storage is not UNSET:
+            field_dict["storage"] = storage
 
         return field_dict
 
@@ -63,6 +80,7 @@ class PartitionView:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.partition_storage_view import PartitionStorageView # noqa: PLC0415
         d = dict(src_dict)
         canonical_hex = d.pop("canonical_hex")
 
@@ -72,11 +90,32 @@ class PartitionView:
 
         partition_id = d.pop("partition_id")
 
+        def _parse_storage(data: object) -> None | PartitionStorageView | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                storage_type_0 = PartitionStorageView.from_dict(data)
+
+
+
+                return storage_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PartitionStorageView | Unset, data)
+
+        storage = _parse_storage(d.pop("storage", UNSET))
+
+
         partition_view = cls(
             canonical_hex=canonical_hex,
             key=key,
             partition_count=partition_count,
             partition_id=partition_id,
+            storage=storage,
         )
 
 

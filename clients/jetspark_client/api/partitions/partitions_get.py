@@ -122,7 +122,9 @@ def sync_detailed(
 ) -> Response[PartitionView | ProblemDetail]:
     """ Get Partition
 
-     The partition id of ``key``: a string, an integer (``key_type=int``) or a JSON value.
+     The partition id of ``key`` (a string, an integer with ``key_type=int`` or a JSON
+    value) and where that partition's snapshot state lives: its Redis hash tag and, on a
+    Redis Cluster, the slot and the primary and replicas serving it now.
 
     Args:
         key (str):
@@ -161,7 +163,9 @@ def sync(
 ) -> PartitionView | ProblemDetail | None:
     """ Get Partition
 
-     The partition id of ``key``: a string, an integer (``key_type=int``) or a JSON value.
+     The partition id of ``key`` (a string, an integer with ``key_type=int`` or a JSON
+    value) and where that partition's snapshot state lives: its Redis hash tag and, on a
+    Redis Cluster, the slot and the primary and replicas serving it now.
 
     Args:
         key (str):
@@ -195,7 +199,9 @@ async def asyncio_detailed(
 ) -> Response[PartitionView | ProblemDetail]:
     """ Get Partition
 
-     The partition id of ``key``: a string, an integer (``key_type=int``) or a JSON value.
+     The partition id of ``key`` (a string, an integer with ``key_type=int`` or a JSON
+    value) and where that partition's snapshot state lives: its Redis hash tag and, on a
+    Redis Cluster, the slot and the primary and replicas serving it now.
 
     Args:
         key (str):
@@ -234,7 +240,9 @@ async def asyncio(
 ) -> PartitionView | ProblemDetail | None:
     """ Get Partition
 
-     The partition id of ``key``: a string, an integer (``key_type=int``) or a JSON value.
+     The partition id of ``key`` (a string, an integer with ``key_type=int`` or a JSON
+    value) and where that partition's snapshot state lives: its Redis hash tag and, on a
+    Redis Cluster, the slot and the primary and replicas serving it now.
 
     Args:
         key (str):

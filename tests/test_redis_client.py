@@ -1,0 +1,90 @@
+"""The one Redis client factory on a single server and on a real Redis Cluster, and the key
+layout the cluster's one-slot rule needs."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+from redis.crc import key_slot
+
+from jetspark import joblogs
+from jetspark.queue import stream
+from jetspark.queue.keys import Keys
+from jetspark.redis_client import connect, connect_async, fail_fast, url_of
+from jetspark.retry import is_outage
+from tests.redis_cluster import RedisClusterServers
+
+
+def test_the_setting_picks_the_client(
+    redis_url: str, redis_cluster: RedisClusterServers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JETSPARK_REDIS_CLUSTER", raising=False)
+    single = connect(redis_url)
+    assert type(single) is redis.Redis and single.ping()
+    assert url_of(single) == redis_url
+    monkeypatch.setenv("JETSPARK_REDIS_CLUSTER", "true")
+    cluster = connect(redis_cluster.url)
+    assert isinstance(cluster, RedisCluster) and cluster.ping()
+    # Another node, any node: the client found them all from the one in the URL.
+    assert url_of(cluster).startswith("redis://127.0.0.1:")
+    assert len(cluster.get_nodes()) == len(redis_cluster.running)  # type: ignore[no-untyped-call]
+    assert type(connect(redis_url, cluster=False)) is redis.Redis
+    assert "Cluster" in type(connect_async(redis_cluster.url)).__name__
+
+
+def test_control_plane_keys_share_a_slot_and_partitions_spread() -> None:
+    keys, job = Keys("ns"), uuid.uuid4()
+    control = [
+        keys.jobs_stream,
+        keys.reconciler_lock,
+        keys.alive_marker,
+        keys.worker_heartbeat("w1"),
+        keys.job_events(job),
+        keys.job_logs(job),
+        keys.job_log_count(job),
+        keys.job_metrics(job),
+        keys.job_processor_metrics(job, 2),
+    ]
+    assert {key_slot(k.encode()) for k in control} == {key_slot(b"ns")}
+    slots = {key_slot(keys.snapshot_partition(p, job, 1).encode()) for p in range(271)}
+    assert len(slots) == 271  # each partition a slot of its own, over every primary
+    assert keys.snapshot_partition(5, job, 1).startswith("ns:{p5}:")
+    assert keys.redis_map("alice", "m").startswith("ns:user:alice:")
+
+
+def test_multi_key_work_runs_on_the_cluster(redis_cluster: RedisClusterServers) -> None:
+    client = fail_fast(redis_cluster.url, cluster=True)
+    keys, job = Keys(f"t-{uuid.uuid4().hex[:6]}"), uuid.uuid4()
+    # The job log: a Lua script over two keys, then a MULTI over the same two.
+    with joblogs.job_logs(client, keys, job):
+        sink = joblogs.JobLogSink(client, keys, job)
+        for n in range(3):
+            sink.write({"event": f"line {n}"})
+    page = joblogs.read(client, keys, job, 0, 10)
+    assert [line["event"] for line in page.lines] == ["line 0", "line 1", "line 2"]
+    # The queue: a consumer group read, acknowledged.
+    stream.ensure_group(client, keys)
+    stream.announce(client, keys, job)
+    (entry,) = stream.read_new(client, keys, "c", count=10, block_ms=100)
+    assert entry.job_id == job
+    stream.ack(client, keys, [entry.entry_id])
+    assert client.xlen(keys.jobs_stream) == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (redis.exceptions.MovedError("3999 127.0.0.1:7002"), True),
+        (redis.exceptions.AskError("3999 127.0.0.1:7002"), True),
+        (redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down"), True),
+        (redis.exceptions.TryAgainError("TRYAGAIN"), True),
+        (redis.exceptions.RedisClusterException("Redis Cluster cannot be connected"), True),
+        (redis.exceptions.ResponseError("WRONGTYPE Operation against a key"), False),
+        (redis.exceptions.RedisClusterException("Keys in request don't hash"), False),
+    ],
+)
+def test_a_cluster_moving_is_an_outage_to_wait_out(error: Exception, outage: bool) -> None:
+    assert is_outage(error) is outage
