@@ -129,6 +129,9 @@ function addLogLines(jobId, lines) {
   }
   while (box.children.length > LOG_KEPT) box.firstElementChild.remove();
   $("logs-empty").hidden = box.children.length > 0;
+  const shown = box.children.length;
+  $("logs-count").textContent = `${logs.lastSeq + 1} lines logged` +
+    (shown <= logs.lastSeq ? `, the last ${shown} shown` : "");
   if (following) box.scrollTop = box.scrollHeight;
 }
 
@@ -139,8 +142,8 @@ async function showLogs(jobId) {
   const head = await api(`/v1/jobs/${jobId}/logs?from=0&size=1`);
   const from = Math.max(head.first, head.total - LOG_TAIL);
   const page = await api(`/v1/jobs/${jobId}/logs?from=${from}&size=${LOG_TAIL}`);
+  logs.lastSeq = from - 1; // lines before the tail are counted, not shown
   addLogLines(jobId, page.lines);
-  $("logs-count").textContent = `${page.total} lines logged, the last ${LOG_KEPT} shown at most`;
 }
 
 // ---- snapshots, with their size -----------------------------------------------------------

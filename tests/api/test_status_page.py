@@ -219,6 +219,11 @@ def test_a_finished_stream_reads_as_times_a_chart_results_logs_snapshots_and_a_s
     # The log tail, snapshots with their size, and the SDK script.
     wait_for_text(page, "#logs li", "job claimed")
     wait_for_text(page, "#logs li", "job completed")
+    shown, count = page.evaluate(
+        "() => [document.querySelectorAll('#logs > li').length,"
+        " document.getElementById('logs-count').textContent]"
+    )
+    assert count == f"{shown} lines logged"
     page.wait_for_selector("#snapshots tbody tr")
     sizes = page.eval_on_selector_all(
         "#snapshots tbody tr td:last-child", "ts => ts.map(t => t.textContent)"
