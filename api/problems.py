@@ -22,6 +22,7 @@ from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExcee
 from jetspark.jobs.snapshots import SnapshotConflict
 from jetspark.retry import is_outage
 from jetspark.settings import RetrySettings
+from jetspark.webhooks.subscriptions import NotifyRefused
 
 log = structlog.get_logger("jetspark.api")
 
@@ -112,6 +113,16 @@ def _pointer(loc: tuple[Any, ...]) -> str:
     return "/" + "/".join(parts)
 
 
+_PLAIN: dict[type[Exception], tuple[int, str, str]] = {
+    JobNotFound: (404, "job-not-found", "Job not found"),
+    IllegalTransition: (409, "illegal-transition", "Illegal transition"),
+    IdempotencyConflict: (422, "idempotency-key-reused", "Key reused"),
+    SnapshotConflict: (409, "snapshot-conflict", "Snapshot conflict"),
+    InvalidCursor: (422, "invalid-cursor", "Invalid cursor"),
+}
+"""Errors answered with their message as the detail: status, type slug, title."""
+
+
 def _as_problem(error: Exception) -> Problem:
     if isinstance(error, Problem):
         return error
@@ -135,14 +146,17 @@ def _as_problem(error: Exception) -> Problem:
             title="Invalid request",
             errors=errors,
         )
-    if isinstance(error, JobNotFound):
-        return Problem(404, str(error), slug="job-not-found", title="Job not found")
-    if isinstance(error, IllegalTransition):
-        return Problem(409, str(error), slug="illegal-transition", title="Illegal transition")
-    if isinstance(error, IdempotencyConflict):
-        return Problem(422, str(error), slug="idempotency-key-reused", title="Key reused")
-    if isinstance(error, SnapshotConflict):
-        return Problem(409, str(error), slug="snapshot-conflict", title="Snapshot conflict")
+    if isinstance(error, NotifyRefused):
+        return Problem(
+            422,
+            f"{len(error.problems)} webhook URL(s) refused: {error.problems[0][1]}",
+            slug="webhook-refused",
+            title="Webhook refused",
+            errors=[{"pointer": at, "message": message} for at, message in error.problems],
+        )
+    for kind, (status, slug, title) in _PLAIN.items():
+        if isinstance(error, kind):
+            return Problem(status, str(error), slug=slug, title=title)
     if isinstance(error, QuotaExceeded):
         return Problem(
             429,
@@ -151,8 +165,6 @@ def _as_problem(error: Exception) -> Problem:
             title="Quota exceeded",
             headers={"Retry-After": str(error.retry_after_s)},
         )
-    if isinstance(error, InvalidCursor):
-        return Problem(422, str(error), slug="invalid-cursor", title="Invalid cursor")
     if isinstance(error, StarletteHTTPException) and error.status_code == 400:
         # FastAPI's "error parsing the body" (e.g. bytes that are not UTF-8): malformed input,
         # answered like malformed JSON so clients see one status for one kind of mistake.
@@ -248,6 +260,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         InvalidCursor,
         QuotaExceeded,
         SnapshotConflict,
+        NotifyRefused,
         StarletteHTTPException,
     ):
         app.add_exception_handler(kind, handle)
