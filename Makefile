@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-scale bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-scale bench-latency bench-webhooks install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -99,3 +99,7 @@ examples: install
 # cluster (2 workers x 1 core) vs 2 workers on one queue; ratios to local[2] in one run.
 bench-scale: install
 	$(BIN)/python -m bench.scale
+
+# Webhooks: status change commit -> receiver, p50/p99 over 100 deliveries (50 jobs).
+bench-webhooks: install
+	$(BIN)/python -m bench.webhooks --jobs 50
