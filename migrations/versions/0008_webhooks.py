@@ -1,6 +1,6 @@
 """Webhooks: jobs.webhooks and the webhook_deliveries outbox
 
-Revision ID: 0009
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-24 02:40:00.000000
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = "0009"
+revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
