@@ -26,6 +26,7 @@ from api.routers import (
     metrics,
     partitions,
     scrape,
+    sdk_source,
     snapshots,
     web,
 )
@@ -138,6 +139,7 @@ def create_app(
         snapshots.router,
         logs.router,
         deliveries.router,
+        sdk_source.router,
         events.router,
         metrics.router,
         dag_view.router,
