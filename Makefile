@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-scale bench-snapshot-store bench-latency install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-scale bench-snapshot-store bench-latency bench-webhooks install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -104,3 +104,7 @@ bench-scale: install
 # without a backup WAITed for; the cluster's ratio to one Redis in one run.
 bench-snapshot-store: install
 	$(BIN)/python -m bench.snapshot_store
+
+# Webhooks: status change commit -> receiver, p50/p99 over 100 deliveries (50 jobs).
+bench-webhooks: install
+	$(BIN)/python -m bench.webhooks --jobs 50

@@ -18,6 +18,7 @@ from api.prometheus import JobServerCollector, RequestMetrics
 from api.routers import (
     dag_view,
     dags,
+    deliveries,
     events,
     health,
     jobs,
@@ -29,6 +30,7 @@ from api.routers import (
     snapshots,
     web,
 )
+from api.webhooks import Deliverer
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import connect_async, fail_fast
@@ -38,9 +40,11 @@ from jetspark.settings import (
     DatabaseSettings,
     RedisSettings,
     TenantSettings,
+    WebhookSettings,
 )
 from jetspark.tenants.principals import PrincipalDirectory
 from jetspark.tenants.quotas import ConnectionSlots
+from jetspark.webhooks.targets import TargetPolicy
 
 TITLE = "jetspark"
 DESCRIPTION = "A REST job server that runs Hazelcast Jet-style dataflow DAGs on Apache Spark."
@@ -68,6 +72,7 @@ def create_app(
     api_settings: ApiSettings | None = None,
     dag_limits: DagLimits | None = None,
     tenant_settings: TenantSettings | None = None,
+    webhook_settings: WebhookSettings | None = None,
 ) -> FastAPI:
     """Build the app; arguments override the environment (``JETSPARK_*``)."""
     database_url = database_url or DatabaseSettings().url
@@ -84,11 +89,23 @@ def create_app(
     )
     engine = make_engine(database_url, pool_size=DatabaseSettings().pool_size)
     listener = JobChangeListener(_libpq_dsn(database_url))
+    webhooks = webhook_settings or WebhookSettings()
+    targets = TargetPolicy(webhooks)
+    sessions = make_session_factory(engine)
+    deliverer = (
+        Deliverer(sessions, listener, webhooks, targets)
+        if webhooks.deliver and webhooks.secret
+        else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await listener.start()
+        if deliverer is not None:
+            await deliverer.start()
         yield
+        if deliverer is not None:
+            await deliverer.stop()
         await listener.stop()
         app.state.redis.close()
         await app.state.aioredis.aclose()
@@ -101,7 +118,7 @@ def create_app(
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
     )
-    app.state.sessions = make_session_factory(engine)
+    app.state.sessions = sessions
     # A Redis that is down fails a request within seconds: submissions go on without it
     # (PostgreSQL holds them), what needs it answers 503.
     cluster = redis_settings.cluster if redis_cluster is None else redis_cluster
@@ -114,11 +131,14 @@ def create_app(
     app.state.principals = principals
     app.state.sse_slots = ConnectionSlots(tenants.quota_sse_connections)
     app.state.listener = listener
+    app.state.webhook_settings = webhooks
+    app.state.webhook_targets = targets
     install_problem_handlers(app)
     for router in (
         jobs.router,
         snapshots.router,
         logs.router,
+        deliveries.router,
         sdk_source.router,
         events.router,
         metrics.router,

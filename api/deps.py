@@ -16,8 +16,9 @@ from api.auth import require_principal
 from api.notifications import JobViewCache
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
-from jetspark.settings import ApiSettings, DagLimits, TenantSettings
+from jetspark.settings import ApiSettings, DagLimits, TenantSettings, WebhookSettings
 from jetspark.tenants.principals import Principal
+from jetspark.webhooks.targets import TargetPolicy
 
 
 def _session(request: Request) -> Iterator[Session]:
@@ -55,6 +56,16 @@ async def _limits(request: Request) -> DagLimits:
     return limits
 
 
+async def _webhook_settings(request: Request) -> WebhookSettings:
+    settings: WebhookSettings = request.app.state.webhook_settings
+    return settings
+
+
+async def _webhook_targets(request: Request) -> TargetPolicy:
+    policy: TargetPolicy = request.app.state.webhook_targets
+    return policy
+
+
 SessionDep = Annotated[Session, Depends(_session)]
 RedisDep = Annotated[RedisClient, Depends(_redis)]
 KeysDep = Annotated[Keys, Depends(_keys)]
@@ -64,3 +75,5 @@ TenantSettingsDep = Annotated[TenantSettings, Depends(_tenant_settings)]
 ApiSettingsDep = Annotated[ApiSettings, Depends(_api_settings)]
 LimitsDep = Annotated[DagLimits, Depends(_limits)]
 ViewCacheDep = Annotated[JobViewCache, Depends(_view_cache)]
+WebhookSettingsDep = Annotated[WebhookSettings, Depends(_webhook_settings)]
+WebhookTargetsDep = Annotated[TargetPolicy, Depends(_webhook_targets)]

@@ -23,6 +23,7 @@ from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExcee
 from jetspark.jobs.snapshots import SnapshotConflict
 from jetspark.retry import is_outage
 from jetspark.settings import RetrySettings
+from jetspark.webhooks.subscriptions import NotifyRefused
 
 log = structlog.get_logger("jetspark.api")
 
@@ -148,6 +149,14 @@ def _as_problem(error: Exception) -> Problem:
             title="Invalid request",
             errors=errors,
         )
+    if isinstance(error, NotifyRefused):
+        return Problem(
+            422,
+            f"{len(error.problems)} webhook URL(s) refused: {error.problems[0][1]}",
+            slug="webhook-refused",
+            title="Webhook refused",
+            errors=[{"pointer": at, "message": message} for at, message in error.problems],
+        )
     for kind, (status, slug, title) in PLAIN.items():
         if isinstance(error, kind):
             return Problem(status, str(error), slug=slug, title=title)
@@ -254,6 +263,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         RequestValidationError,
         *PLAIN,
         QuotaExceeded,
+        NotifyRefused,
         StarletteHTTPException,
     ):
         app.add_exception_handler(kind, handle)

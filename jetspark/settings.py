@@ -291,3 +291,43 @@ class ShutdownSettings(BaseSettings):
 
     grace_s: float = 30.0
     """How long a batch job in flight may run on after SIGTERM before it is handed over."""
+
+
+# --- Webhooks (issue 15): signed status-change POSTs from a durable outbox -----------------
+
+
+class WebhookSettings(BaseSettings):
+    """Job status webhooks (``JETSPARK_WEBHOOK_*``); see SPEC §"Webhooks" and
+    docs/SECURITY.md for the target rules."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_WEBHOOK_")
+
+    secret: str | None = None
+    """``JETSPARK_WEBHOOK_SECRET``: the HMAC-SHA256 key of ``X-Jetspark-Signature``. Unset,
+    a submission naming ``config.notify`` is refused (422) and nothing is delivered."""
+    default_urls: CsvList = Field(default_factory=list)
+    """``JETSPARK_WEBHOOK_DEFAULT_URLS``: receive every job's status changes (the list at a
+    job's submission is the one it keeps)."""
+    allowed_hosts: CsvList = Field(default_factory=list)
+    """``JETSPARK_WEBHOOK_ALLOWED_HOSTS``: host names (``hooks.example.com``,
+    ``*.example.com``) and networks (``10.1.0.0/16``, ``127.0.0.1/32``). Empty: any host
+    whose every address is public. Set: only the hosts named or the addresses inside the
+    networks listed, and a non-public address only inside a listed network."""
+    max_attempts: int = Field(default=12, ge=1)
+    """POSTs of one delivery before it is given up (``failed``)."""
+    max_age_s: float = Field(default=24 * 3600.0, gt=0)
+    """A delivery still failing this long after its status change is given up."""
+    backoff_initial_s: float = Field(default=1.0, gt=0)
+    """Wait after the first failed POST; doubles per attempt up to ``backoff_max_s``."""
+    backoff_max_s: float = Field(default=600.0, gt=0)
+    timeout_s: float = Field(default=10.0, gt=0)
+    """One POST, connect to last byte read, at most."""
+    max_response_bytes: int = Field(default=64 * 1024, ge=0)
+    """Bytes of a receiver's answer read at most (the rest is dropped unread)."""
+    concurrency: int = Field(default=8, ge=1)
+    """POSTs one API process has in flight at once."""
+    poll_s: float = Field(default=2.0, gt=0)
+    """The deliverer looks for due deliveries at least this often (a NOTIFY wakes it at
+    once)."""
+    deliver: bool = True
+    """``JETSPARK_WEBHOOK_DELIVER``: this API process runs a deliverer (several may)."""

@@ -12,7 +12,14 @@ from jetspark.db.engine import normalize_url
 from jetspark.db.migrate import downgrade, upgrade
 from tests.databases import fresh_database
 
-TABLES = {"jobs", "job_transitions", "job_results", "snapshots", "lifecycle_requests"}
+TABLES = {
+    "jobs",
+    "job_transitions",
+    "job_results",
+    "snapshots",
+    "lifecycle_requests",
+    "webhook_deliveries",
+}
 
 
 @pytest.fixture

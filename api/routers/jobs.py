@@ -21,6 +21,8 @@ from api.deps import (
     SessionDep,
     TenantSettingsDep,
     ViewCacheDep,
+    WebhookSettingsDep,
+    WebhookTargetsDep,
 )
 from api.notifications import CachedView, InFlightRead, JobViewCache
 from api.problems import CONFLICT, PROBLEM_RESPONSES
@@ -66,10 +68,13 @@ def submit_job(
     limits: LimitsDep,
     principal: PrincipalDep,
     tenants: TenantSettingsDep,
+    webhooks: WebhookSettingsDep,
+    targets: WebhookTargetsDep,
     idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
 ) -> JobView:
     """Validate and queue a DAG. The same Idempotency-Key and body return the same job
-    (keys are per principal). 429 when the principal has its quota of queued jobs."""
+    (keys are per principal). 429 when the principal has its quota of queued jobs; 422
+    naming each ``config.notify`` URL the server's webhook rules refuse."""
     require_storable(spec)
     check_user_names(spec, keys.namespace)
     submitted = service.submit_job(
@@ -79,6 +84,8 @@ def submit_job(
         principal=principal,
         idempotency_key=idempotency_key,
         max_queued=tenants.quota_queued_jobs,
+        webhooks=webhooks,
+        targets=targets,
     )
     job = submitted.job
     if submitted.created:

@@ -7,10 +7,15 @@ import json
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from jetspark.webhooks.targets import MAX_URL_CHARS, MAX_URLS, check_syntax
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 PositiveInt = Annotated[int, Field(ge=1)]
+NotifyUrl = Annotated[
+    str, Field(min_length=1, max_length=MAX_URL_CHARS), AfterValidator(check_syntax)
+]
 
 
 class Routing(StrEnum):
@@ -80,6 +85,9 @@ class JobConfig(InputModel):
     """Redis replicas that must acknowledge each snapshot write (``WAIT``) before it commits."""
     max_processor_accumulated_records: PositiveInt | None = None
     timeout_s: Annotated[float, Field(gt=0)] | None = None
+    notify: Annotated[list[NotifyUrl], Field(max_length=MAX_URLS)] = Field(default_factory=list)
+    """Webhook URLs POSTed a signed JSON body on every status change of the job (SPEC
+    "Webhooks"); each must pass the server's target rules at submission and delivery."""
 
 
 class JobSpec(InputModel):

@@ -11,6 +11,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKey,
+    Identity,
     Index,
     Integer,
     String,
@@ -76,6 +77,9 @@ class Job(Base):
     """The final ``JobMetrics`` document, stored with the job's last status by its worker."""
     timings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     """The last attempt's phases and times (``worker/timings.py``), stored when it ends."""
+    webhooks: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB, nullable=True)
+    """Where its status changes are POSTed, fixed at submission: ``{"url", "source"}``,
+    source ``job`` (its ``config.notify``) or ``server`` (``JETSPARK_WEBHOOK_DEFAULT_URLS``)."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     announced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -156,3 +160,46 @@ class LifecycleRequest(Base):
     )
     action: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class WebhookDelivery(Base):
+    """One status change of a job to POST to one URL: the webhook outbox.
+
+    Inserted in the transaction of the status change (``orchestration``), so a committed
+    change always has its deliveries; the deliverer claims due rows with ``SKIP LOCKED``.
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        CheckConstraint(
+            "state IN ('pending', 'delivered', 'failed', 'refused')", name="delivery_state_known"
+        ),
+        Index(
+            "ix_webhook_deliveries_due",
+            "next_attempt_at",
+            postgresql_where="state = 'pending'",
+        ),
+        Index("ix_webhook_deliveries_job_id_seq", "job_id", "seq"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    """The delivery id (``X-Jetspark-Delivery``): the same on every attempt."""
+    seq: Mapped[int] = mapped_column(BigInteger, Identity(), unique=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
+    )
+    url: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(8))
+    """``job`` (the job's ``config.notify``) or ``server`` (the default list)."""
+    body: Mapped[str] = mapped_column(Text)
+    """The JSON text POSTed, fixed when the change committed (signed as sent)."""
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When it was delivered or given up."""
+    last_status_code: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)

@@ -3,7 +3,9 @@
 The allowed transitions are data (``RULES``); ``transition`` checks them, checks the fencing
 token of a worker's write, records the change as a ``job_transitions`` row and sends a
 PostgreSQL ``NOTIFY`` on ``CHANNEL`` inside the same transaction, so a listener learns of a
-change exactly when it commits. ``claim`` and ``renew_lease`` are the lease half of the story.
+change exactly when it commits; a job with webhooks gets its outbox rows in that transaction
+too (``jetspark.webhooks.outbox``), so no change goes unannounced. ``claim`` and
+``renew_lease`` are the lease half of the story.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs.status import HELD_BY_WORKER, TERMINAL_STATUSES, JobStatus
+from jetspark.webhooks import outbox
 
 CHANNEL = "jetspark_job_changed"
 """PostgreSQL NOTIFY channel; the payload is ``<job id>:<version>:<status>``."""
@@ -122,6 +125,8 @@ def _record(
             attempt=job.attempt,
         )
     )
+    if job.webhooks:
+        outbox.enqueue(session, job, source)
     _notify(session, job)
 
 

@@ -21,8 +21,10 @@ from jetspark.jobs import orchestration
 from jetspark.jobs.lookup import get_job as get_job  # re-exported: callers use service.get_job
 from jetspark.jobs.snapshots import check_initial_snapshot
 from jetspark.jobs.status import JobStatus
-from jetspark.settings import DagLimits
+from jetspark.settings import DagLimits, WebhookSettings
 from jetspark.tenants.principals import LOCAL, Principal
+from jetspark.webhooks.subscriptions import webhooks_of
+from jetspark.webhooks.targets import TargetPolicy
 
 
 class IdempotencyConflict(Exception):
@@ -76,9 +78,13 @@ def submit_job(
     principal: Principal = LOCAL,
     idempotency_key: str | None = None,
     max_queued: int = 0,
+    webhooks: WebhookSettings | None = None,
+    targets: TargetPolicy | None = None,
 ) -> Submitted:
     """Validate, plan and store a job of ``principal`` as QUEUED with its first history
-    row; commits. ``max_queued`` (0: none) bounds the principal's QUEUED jobs."""
+    row; commits. ``max_queued`` (0: none) bounds the principal's QUEUED jobs. The job's
+    ``config.notify`` URLs are checked by ``targets`` (``NotifyRefused``) and kept with the
+    server's default webhooks of ``webhooks``."""
     fingerprint = spec.fingerprint()
     if idempotency_key is not None:
         earlier = _by_idempotency_key(session, principal.name, idempotency_key, fingerprint)
@@ -87,6 +93,8 @@ def submit_job(
     dag = validate_job(spec, limits)
     if spec.config.initial_snapshot is not None:
         check_initial_snapshot(session, principal.name, spec.config.initial_snapshot, dag)
+    webhooks = webhooks or WebhookSettings()
+    hooks = webhooks_of(spec.config.notify, webhooks, targets or TargetPolicy(webhooks))
     if max_queued:
         _lock_principal(session, principal.name)
         if count_jobs(session, principal.name, [JobStatus.QUEUED.value]) >= max_queued:
@@ -106,6 +114,7 @@ def submit_job(
         announced_at=orchestration.now(),
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint,
+        webhooks=hooks or None,
     )
     session.add(job)
     try:

@@ -5,6 +5,10 @@ from .dag_edge_view import DagEdgeView
 from .dag_spec import DagSpec
 from .dag_vertex_view import DagVertexView
 from .dag_view import DagView
+from .delivery_page import DeliveryPage
+from .delivery_view import DeliveryView
+from .delivery_view_source import DeliveryViewSource
+from .delivery_view_state import DeliveryViewState
 from .diagnostic import Diagnostic
 from .edge_config import EdgeConfig
 from .edge_spec import EdgeSpec
@@ -66,6 +70,10 @@ __all__ = (
     "DagSpec",
     "DagVertexView",
     "DagView",
+    "DeliveryPage",
+    "DeliveryView",
+    "DeliveryViewSource",
+    "DeliveryViewState",
     "Diagnostic",
     "EdgeConfig",
     "EdgeSpec",

@@ -30,6 +30,7 @@ class JobConfig:
             local_parallelism (int | None | Unset):
             max_processor_accumulated_records (int | None | Unset):
             members (int | None | Unset):
+            notify (list[str] | Unset):
             partition_count (int | Unset):  Default: 271.
             processing_guarantee (ProcessingGuarantee | Unset):
             snapshot_interval_ms (int | Unset):  Default: 10000.
@@ -41,6 +42,7 @@ class JobConfig:
     local_parallelism: int | None | Unset = UNSET
     max_processor_accumulated_records: int | None | Unset = UNSET
     members: int | None | Unset = UNSET
+    notify: list[str] | Unset = UNSET
     partition_count: int | Unset = 271
     processing_guarantee: ProcessingGuarantee | Unset = UNSET
     snapshot_interval_ms: int | Unset = 10000
@@ -77,6 +79,12 @@ class JobConfig:
         else:
             members = self.members
 
+        notify: list[str] | Unset = UNSET
+        if not isinstance(self.notify, Unset):
+            notify = self.notify
+
+
+
         partition_count = self.partition_count
 
         processing_guarantee: str | Unset = UNSET
@@ -107,6 +115,8 @@ class JobConfig:
             field_dict["max_processor_accumulated_records"] = max_processor_accumulated_records
         if members is not UNSET:
             field_dict["members"] = members
+        if notify is not UNSET:
+            field_dict["notify"] = notify
         if partition_count is not UNSET:
             field_dict["partition_count"] = partition_count
         if processing_guarantee is not UNSET:
@@ -165,6 +175,9 @@ class JobConfig:
         members = _parse_members(d.pop("members", UNSET))
 
 
+        notify = cast(list[str], d.pop("notify", UNSET))
+
+
         partition_count = d.pop("partition_count", UNSET)
 
         _processing_guarantee = d.pop("processing_guarantee", UNSET)
@@ -195,6 +208,7 @@ class JobConfig:
             local_parallelism=local_parallelism,
             max_processor_accumulated_records=max_processor_accumulated_records,
             members=members,
+            notify=notify,
             partition_count=partition_count,
             processing_guarantee=processing_guarantee,
             snapshot_interval_ms=snapshot_interval_ms,

@@ -128,7 +128,8 @@ def sync_detailed(
     """ Submit Job
 
      Validate and queue a DAG. The same Idempotency-Key and body return the same job
-    (keys are per principal). 429 when the principal has its quota of queued jobs.
+    (keys are per principal). 429 when the principal has its quota of queued jobs; 422
+    naming each ``config.notify`` URL the server's webhook rules refuse.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -165,7 +166,8 @@ def sync(
     """ Submit Job
 
      Validate and queue a DAG. The same Idempotency-Key and body return the same job
-    (keys are per principal). 429 when the principal has its quota of queued jobs.
+    (keys are per principal). 429 when the principal has its quota of queued jobs; 422
+    naming each ``config.notify`` URL the server's webhook rules refuse.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -197,7 +199,8 @@ async def asyncio_detailed(
     """ Submit Job
 
      Validate and queue a DAG. The same Idempotency-Key and body return the same job
-    (keys are per principal). 429 when the principal has its quota of queued jobs.
+    (keys are per principal). 429 when the principal has its quota of queued jobs; 422
+    naming each ``config.notify`` URL the server's webhook rules refuse.
 
     Args:
         idempotency_key (None | str | Unset):
@@ -234,7 +237,8 @@ async def asyncio(
     """ Submit Job
 
      Validate and queue a DAG. The same Idempotency-Key and body return the same job
-    (keys are per principal). 429 when the principal has its quota of queued jobs.
+    (keys are per principal). 429 when the principal has its quota of queued jobs; 422
+    naming each ``config.notify`` URL the server's webhook rules refuse.
 
     Args:
         idempotency_key (None | str | Unset):
