@@ -91,6 +91,9 @@ class _Stream:
             s: self.ops[s].planner(control.redis) if s in self.ops else OncePlanner()
             for s in self.sources
         }
+        self.unbounded = frozenset(
+            s for s in self.sources if s in self.ops and self.ops[s].unbounded(dag.params[s])
+        )
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
@@ -248,13 +251,13 @@ class _Stream:
                 if self.exactly_once and self.control.epochs is not None:
                     self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
+            done_before = self.read_to_end(offsets)
             offsets = {
                 s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
                 for s in self.sources
             }
-            final = all(
-                self.planners[s].exhausted(self.dag.params[s], offsets[s]) for s in self.sources
-            )
+            done_after = self.read_to_end(offsets)
+            final = len(done_after) == len(self.sources)
             scope = EpochScope(
                 epoch=epoch,
                 final=final,
@@ -264,6 +267,9 @@ class _Stream:
                 watermarks=tracker,
                 state_in=self.state,
                 job_t0_ms=self.job_t0_ms,
+                done_before=done_before,
+                done_after=done_after,
+                unbounded=self.unbounded,
             )
             execution = Execution(self.spark, self.plan, self.dag, self.control, scope, self.ops)
             execution.sink_results = scope.results
@@ -291,6 +297,12 @@ class _Stream:
                     sources=self.sources,
                     sinks=self.sinks,
                 )
+
+    def read_to_end(self, offsets: dict[str, Any]) -> frozenset[str]:
+        """The sources these offsets put at their end."""
+        return frozenset(
+            s for s in self.sources if self.planners[s].exhausted(self.dag.params[s], offsets[s])
+        )
 
     def _interrupted(self, wait_s: float) -> bool:
         """Wait for the next epoch's start; True when asked to stop or hand over first."""
