@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -101,6 +101,17 @@ class Op:
         (idle inputs). An op that forwards watermarks itself forwards nothing then."""
         if not self.forwards_own_watermarks:
             epoch.watermarks.pass_through(vertex)
+
+    def wakes(
+        self,
+        state: DataFrame | None,
+        before: Mapping[int, int | None],
+        after: Mapping[int, int | None],
+    ) -> bool:
+        """In an epoch without input, its coalesced watermarks went from ``before`` to
+        ``after`` (a lull): has it work for Spark now (a window to close)? Else the epoch
+        runs no Spark job."""
+        return False
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         """As a source in an epoch run (no inbound edge): how it moves through its input.

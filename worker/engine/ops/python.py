@@ -4,7 +4,7 @@ The processor runtime it runs in each Spark task is ``worker.engine.python``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -167,6 +167,19 @@ class PythonOp(Op):
         if len(inputs) == 1:
             return inputs[0]
         return packed_frame(inputs, ctx.inbound, ctx.vertex.parallelism)
+
+    def wakes(
+        self,
+        state: DataFrame | None,
+        before: Mapping[int, int | None],
+        after: Mapping[int, int | None],
+    ) -> bool:
+        """A risen watermark is offered to the processors (``try_process_watermark``, after
+        ``try_process``): a lull runs one small Spark job for them."""
+        return any(
+            wm is not None and (before.get(g) is None or wm > (before.get(g) or 0))
+            for g, wm in after.items()
+        )
 
     def last_metrics(self, vertex: str) -> dict[str, Any]:
         """``vertex/index`` → ``TaskletMetrics`` as a dict, from the last run of ``vertex``."""

@@ -10,9 +10,11 @@ offsets; under exactly-once it first replays the planned epochs exactly.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -275,10 +277,13 @@ class _Stream:
             execution.sink_results = scope.results
             began = time.monotonic()
             try:
-                if final or not all(self.planners[s].is_empty(ranges[s]) for s in self.sources):
-                    run_vertices(execution, self.job)
-                else:
+                quiet = not final and all(
+                    self.planners[s].is_empty(ranges[s]) for s in self.sources
+                )
+                if quiet and not self.wakes(scope):
                     self.quiet_epoch(scope)
+                else:
+                    run_vertices(execution, self.job)
                 self.barrier(scope, offsets, execution.counters.counts())
             finally:
                 execution.release()
@@ -323,6 +328,25 @@ class _Stream:
         ranges["__now_ms"] = now
         ranges["__job_t0_ms"] = self.job_t0_ms
         return ranges
+
+    def wakes(self, scope: EpochScope) -> bool:
+        """Has an epoch without input work for Spark? Only when an op ``wakes`` at its new
+        watermarks (a lull closing a window): the watermarks are moved on a copy first, so
+        an epoch with nothing to compute runs no Spark job."""
+        trial = replace(
+            scope,
+            watermarks=copy.deepcopy(scope.watermarks),
+            wm_before={},
+            wm_after={},
+            state_out={},
+            deferred=[],
+        )
+        self.quiet_epoch(trial)
+        return any(
+            op.wakes(self.state.get(name), trial.wm_before.get(name, {}), trial.wm_after[name])
+            for name, op in self.ops.items()
+            if name in trial.wm_after
+        )
 
     def quiet_epoch(self, scope: EpochScope) -> None:
         """No source has anything new: watermarks still move (idle inputs), Spark rests."""
