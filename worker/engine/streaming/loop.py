@@ -80,9 +80,13 @@ class _Stream:
         guarantee = spec.config.processing_guarantee
         self.snapshots = guarantee is not ProcessingGuarantee.none
         self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
-        self.interval_ms = (
-            spec.config.snapshot_interval_ms if self.snapshots else self.settings.epoch_interval_ms
-        )
+        self.interval_ms = spec.config.epoch_interval_ms or self.settings.epoch_interval_ms
+        """Epochs run this often whatever the guarantee: results flow at this pace."""
+        self.snapshot_s = spec.config.snapshot_interval_ms / 1000
+        self.snapshot_due = 0.0
+        """When the next snapshot is due (``time.monotonic``); the first epoch takes one."""
+        self.snapshot_epoch = 0
+        """The epoch the last snapshot was taken at (or restored from)."""
         self.redis_url = control.redis.url
         self.keys = Keys(control.redis.namespace)
         self.client = redis.Redis.from_url(self.redis_url)
@@ -141,6 +145,7 @@ class _Stream:
             log.warning("snapshot lost: replaying from the sources' beginning", reason=str(lost))
             self.durable(epochs.reset)
             return self.from_the_beginning()
+        self.snapshot_epoch = restored.epoch
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
         if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
@@ -236,7 +241,8 @@ class _Stream:
         while True:
             if self.control.cancelled.is_set():
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
-            if self.control.handover.is_set():
+            handover = self.control.handover.is_set()
+            if handover and (not self.snapshots or self.snapshot_epoch == epoch):
                 self.await_commit()  # the last snapshot: the next worker starts from it
                 raise JobHandedOver(f"job {self.job.id} handed over after epoch {epoch}")
             epoch += 1
@@ -246,7 +252,8 @@ class _Stream:
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
-                if self._interrupted(max(0.0, next_start - time.monotonic())):
+                # Handing over, one more epoch ends at a snapshot, without waiting.
+                if not handover and self._interrupted(max(0.0, next_start - time.monotonic())):
                     epoch -= 1
                     continue
                 ranges = self.plan_ranges(offsets)
@@ -390,11 +397,26 @@ class _Stream:
         self.marks = StreamMarks(scope.epoch, marks_of(scope.watermarks, self.late))
         self.state = carried
         counted = {n: VertexCounts(c.items_in, c.items_out) for n, c in self.counts.items()}
-        snapshot = self.snapshot_offsets(scope, offsets, counted) if self.snapshots else None
+        snapshot = None
+        if self.snapshot_taken(scope):
+            snapshot = self.snapshot_offsets(scope, offsets, counted)
         self.await_commit()
         self.pending = self.committer.submit(
             self.durable, self.commit, scope.epoch, scope.results, carried, snapshot, counted
         )
+
+    def snapshot_taken(self, scope: EpochScope) -> bool:
+        """Does this epoch end at a snapshot? Under a guarantee, every
+        ``snapshot_interval_ms``, at the stream's end and before a handover. Epochs between
+        snapshots commit their results all the same; a restore replays them (exactly-once)
+        or runs them again (at-least-once)."""
+        if not self.snapshots:
+            return False
+        now = time.monotonic()
+        if not (scope.final or self.control.handover.is_set() or now >= self.snapshot_due):
+            return False
+        self.snapshot_due, self.snapshot_epoch = now + self.snapshot_s, scope.epoch
+        return True
 
     def await_commit(self) -> None:
         """Wait for the previous epoch's commit; its failure fails the job here."""
