@@ -114,6 +114,7 @@ class Execution:
             owner=self.control.job_group,
             allowed_modules=self.control.allowed_python_modules,
             metrics_url=self.control.metrics_url,
+            metrics_cluster=self.control.metrics_cluster,
         )
         output = op.apply(context)
         if self.epoch is not None and not op.forwards_own_watermarks:

@@ -57,6 +57,8 @@ class OpContext:
     allowed_modules: tuple[str, ...] = ()
     """Modules a ``python`` vertex may load its class from (``JobControl``; none by default)."""
     metrics_url: str | None = None
+    metrics_cluster: bool = False
+    """``metrics_url`` names a node of a Redis Cluster."""
     """Where Python processors publish live metrics (``JobControl``; none: not published)."""
 
     @property
