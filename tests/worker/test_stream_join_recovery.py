@@ -34,7 +34,11 @@ def test_a_streaming_join_survives_two_lost_workers_exactly_once(
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", str(PER_EPOCH))
     body = join_stream(how="left", streaming=True)
-    body["config"] |= {"processing_guarantee": "exactly_once", "snapshot_interval_ms": 100}
+    body["config"] |= {
+        "processing_guarantee": "exactly_once",
+        "snapshot_interval_ms": 100,
+        "epoch_interval_ms": 100,
+    }
     job_id = submit(body)
     # The first loss comes while the probe items still wait for the build side's second
     # epoch or just after; the second once the build side is state alone.
