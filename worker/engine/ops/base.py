@@ -125,6 +125,12 @@ class Op:
         """As a source: does it make its job a streaming job (run in epochs until stopped)?"""
         return False
 
+    @classmethod
+    def endless(cls, params: BaseModel) -> bool:
+        """As a source: is it never read to its end? An unbounded source is, unless it
+        streams a bounded input at a pace (a ``source.sequence`` with a count and a rate)."""
+        return cls.unbounded(params)
+
 
 class SourceOp(Op):
     """A source kind: what it reads (``apply``), its planner and its boundedness."""

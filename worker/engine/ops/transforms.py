@@ -54,7 +54,7 @@ class HashJoinOp(Op):
             parallelism=n,
             partition_count=ctx.partition_count,
             complete_before=complete_before,
-            ready=complete_after or bool(build_sources & epoch.unbounded),
+            ready=complete_after or bool(build_sources & epoch.endless),
         )
         epoch.state_out[name] = step.state
         return step.output

@@ -98,8 +98,8 @@ class _Stream:
             s: self.ops[s].planner(control.redis) if s in self.ops else OncePlanner()
             for s in self.sources
         }
-        self.unbounded = frozenset(
-            s for s in self.sources if s in self.ops and self.ops[s].unbounded(dag.params[s])
+        self.endless = frozenset(
+            s for s in self.sources if s in self.ops and self.ops[s].endless(dag.params[s])
         )
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
@@ -280,7 +280,7 @@ class _Stream:
                 job_t0_ms=self.job_t0_ms,
                 done_before=done_before,
                 done_after=done_after,
-                unbounded=self.unbounded,
+                endless=self.endless,
             )
             execution = Execution(self.spark, self.plan, self.dag, self.control, scope, self.ops)
             execution.sink_results = scope.results

@@ -54,8 +54,8 @@ class EpochScope:
     """Source vertices read to their end before this epoch."""
     done_after: frozenset[str] = frozenset()
     """Source vertices read to their end once this epoch's ranges are read."""
-    unbounded: frozenset[str] = frozenset()
-    """Source vertices that never end (they make the job a streaming job)."""
+    endless: frozenset[str] = frozenset()
+    """Source vertices that are never read to their end (``Op.endless``)."""
 
     def upstream_sources(self, vertex: str) -> set[str]:
         """The source vertices (no inbound edge) whose items reach ``vertex`` (itself, if it
