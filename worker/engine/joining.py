@@ -17,6 +17,7 @@ when that edge is partitioned, else g) and ``BUILD`` or ``PROBE``: the item as a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -72,13 +73,15 @@ def join_step(
     partition_count: int,
     complete_before: bool,
     ready: bool,
+    keep: Callable[[DataFrame], DataFrame] = lambda frame: frame,
 ) -> JoinStep:
     """One epoch of a streaming ``hash_join``.
 
     ``build`` and ``probe`` are this epoch's routed items (with ``SLOT``); ``state`` the
     previous epoch's ``JoinStep.state``. ``complete_before``: the build side had been read to
     its end before this epoch (it brings nothing new); ``ready``: the probe items read so far
-    may be joined (the build side is complete now, or unbounded).
+    may be joined (the build side is complete now, or endless). ``keep`` computes the state
+    of an epoch whose probe items wait (``EpochScope.checkpointed``), so they are counted.
     """
     n = parallelism
     carried = _side(state, BUILD)
@@ -93,7 +96,8 @@ def join_step(
         waiting = new_probes if held is None else _placed(held.unionByName(new_probes), n)
         return JoinStep(
             output=joined(build_rows, probe, params).where(F.lit(False)),
-            state=kept.unionByName(waiting, allowMissingColumns=True),
+            # Computed now: the probe items are counted as received in this epoch.
+            state=keep(kept.unionByName(waiting, allowMissingColumns=True)),
             changed=True,
         )
     probes = probe if held is None else _placed(_unpacked(held, PROBE).unionByName(probe), n)

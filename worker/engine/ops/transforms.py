@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -55,6 +57,7 @@ class HashJoinOp(Op):
             partition_count=ctx.partition_count,
             complete_before=complete_before,
             ready=complete_after or bool(build_sources & epoch.endless),
+            keep=partial(epoch.checkpointed, name),
         )
         epoch.state_out[name] = step.state
         return step.output
