@@ -14,13 +14,21 @@ from jetspark.dag.expressions import quote_identifier
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.local_items import local_items
-from worker.engine.ops.base import OpContext, SourceOp, nothing, params_of, read_once
+from worker.engine.ops.base import (
+    OpContext,
+    SourceOp,
+    nothing,
+    outbox_capacity,
+    params_of,
+    read_once,
+)
 from worker.engine.redis_streams import RedisStreamPlanner, stream_frame
 from worker.engine.routing import (
     place,
     spray,
 )
 from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import FilesPlanner, SequencePlanner, SourcePlanner
 
 
@@ -31,7 +39,27 @@ class ItemsSourceOp(SourceOp):
 
     def apply(self, ctx: OpContext) -> DataFrame:
         frame = self.items(ctx)
-        return frame if read_once(ctx) else nothing(frame)
+        if not read_once(ctx):
+            return nothing(frame)
+        params = params_of(ctx, p.ItemsSource)
+        if ctx.epoch is not None and params.timestamp_field is not None:
+            self.emit_watermarks(ctx.epoch, ctx.vertex.name, ctx.vertex.parallelism, params)
+        return frame
+
+    @staticmethod
+    def emit_watermarks(
+        epoch: EpochScope, vertex: str, parallelism: int, params: p.ItemsSource
+    ) -> None:
+        """Processor g's watermark: the greatest ``timestamp_field`` of its items (i % P ==
+        g), known here on the driver; a processor without items is idle from the start."""
+        tops: dict[int, int] = {}
+        for i, item in enumerate(params.items):
+            value = item.get(params.timestamp_field or "")
+            if isinstance(value, int):  # every item's, as validation checked
+                tops[i % parallelism] = max(tops.get(i % parallelism, value), value)
+        epoch.watermarks.observe_events(
+            vertex, tops, allowed_lag_ms=0, idle_timeout_ms=0, now_ms=epoch.now_ms
+        )
 
     def items(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.ItemsSource)
@@ -67,11 +95,24 @@ class SequenceSourceOp(SourceOp):
         if ctx.epoch is None:
             if params.count is None:
                 raise EngineError("an unbounded sequence runs in epochs")
-            return sequence_frame(ctx.spark, start=params.start, count=params.count, parallelism=n)
+            return sequence_frame(
+                ctx.spark,
+                start=params.start,
+                count=params.count,
+                parallelism=n,
+                batch_rows=outbox_capacity(ctx),
+            )
         planned = ctx.epoch.ranges[ctx.vertex.name]
         low, high = int(planned["low"]), int(planned["high"])
         stamps = Stamps(params.start, int(planned["t0_ms"]), params.rate_per_s, planned["stamp_ms"])
-        return sequence_frame(ctx.spark, start=low, count=high - low, parallelism=n, stamps=stamps)
+        return sequence_frame(
+            ctx.spark,
+            start=low,
+            count=high - low,
+            parallelism=n,
+            stamps=stamps,
+            batch_rows=outbox_capacity(ctx),
+        )
 
 
 class FilesSourceOp(SourceOp):
@@ -157,4 +198,5 @@ class RedisStreamSourceOp(SourceOp):
             ranges,
             ctx.vertex.parallelism,
             key=ctx.job_redis.user_stream,
+            batch=outbox_capacity(ctx),
         )

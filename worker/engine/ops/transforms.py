@@ -6,6 +6,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
+from worker.engine.accumulation import bounded
 from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.routing import (
@@ -44,6 +45,7 @@ class HashJoinOp(Op):
         params = params_of(ctx, p.HashJoinParams)
         n = ctx.vertex.parallelism
         build, probe = (by_processor(frame, n) for frame in ctx.inputs)
+        build = bounded(build, ctx.max_records, ctx.vertex.name, "build items")
         fields = [c for c in probe.columns if c != SLOT]
         extra = [c for c in build.columns if c not in probe.columns]
         build = build.select(
@@ -63,4 +65,5 @@ class SortOp(Op):
     def apply(self, ctx: OpContext) -> DataFrame:
         by = params_of(ctx, p.SortParams).by
         columns = [user_column(b) for b in ([by] if isinstance(by, str) else by)]
-        return ctx.only_input.sortWithinPartitions(*columns)
+        items = bounded(ctx.only_input, ctx.max_records, ctx.vertex.name, "items to sort")
+        return items.sortWithinPartitions(*columns)
