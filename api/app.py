@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from prometheus_client import CollectorRegistry
@@ -31,7 +30,7 @@ from api.routers import (
 )
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
 from jetspark.queue.keys import Keys
-from jetspark.retry import fail_fast_redis
+from jetspark.redis_client import connect_async, fail_fast
 from jetspark.settings import (
     ApiSettings,
     DagLimits,
@@ -64,6 +63,7 @@ def create_app(
     database_url: str | None = None,
     redis_url: str | None = None,
     redis_namespace: str | None = None,
+    redis_cluster: bool | None = None,
     api_settings: ApiSettings | None = None,
     dag_limits: DagLimits | None = None,
     tenant_settings: TenantSettings | None = None,
@@ -103,8 +103,9 @@ def create_app(
     app.state.sessions = make_session_factory(engine)
     # A Redis that is down fails a request within seconds: submissions go on without it
     # (PostgreSQL holds them), what needs it answers 503.
-    app.state.redis = fail_fast_redis(redis_url)
-    app.state.aioredis = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    cluster = redis_settings.cluster if redis_cluster is None else redis_cluster
+    app.state.redis = fail_fast(redis_url, cluster=cluster)
+    app.state.aioredis = connect_async(redis_url, cluster=cluster, decode_responses=True)
     app.state.keys = Keys(redis_namespace or redis_settings.namespace)
     app.state.api_settings = settings
     app.state.dag_limits = dag_limits or DagLimits()

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-import redis
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from api.auth import require_principal
 from api.notifications import JobViewCache
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import ApiSettings, DagLimits, TenantSettings
 from jetspark.tenants.principals import Principal
 
@@ -25,8 +25,8 @@ def _session(request: Request) -> Iterator[Session]:
         yield session
 
 
-async def _redis(request: Request) -> redis.Redis:
-    client: redis.Redis = request.app.state.redis
+async def _redis(request: Request) -> RedisClient:
+    client: RedisClient = request.app.state.redis
     return client
 
 
@@ -56,7 +56,7 @@ async def _limits(request: Request) -> DagLimits:
 
 
 SessionDep = Annotated[Session, Depends(_session)]
-RedisDep = Annotated[redis.Redis, Depends(_redis)]
+RedisDep = Annotated[RedisClient, Depends(_redis)]
 KeysDep = Annotated[Keys, Depends(_keys)]
 PrincipalDep = Annotated[Principal, Depends(require_principal)]
 """The authenticated principal (401 without a valid bearer token)."""

@@ -27,6 +27,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import SupervisorSettings
 
 log = structlog.get_logger("jetspark.api")
@@ -89,7 +90,7 @@ def _route_template(scope: Scope) -> str:
 class JobServerCollector(Collector):
     """Jobs by status (PostgreSQL) and the age of each worker's heartbeat (Redis)."""
 
-    def __init__(self, sessions: sessionmaker[Session], client: redis.Redis, keys: Keys) -> None:
+    def __init__(self, sessions: sessionmaker[Session], client: RedisClient, keys: Keys) -> None:
         self.sessions = sessions
         self.client = client
         self.keys = keys

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
 import structlog
 
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import JobLogSettings
 
 _SKIPPED = frozenset(
@@ -58,7 +58,7 @@ return n - 1
 class JobLogSink:
     """Where one job's lines go: its capped list and its event stream in Redis."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+    def __init__(self, client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
         self.client, self.keys, self.job_id = client, keys, job_id
         self.settings = JobLogSettings()
         self.append = client.register_script(_APPEND)
@@ -74,7 +74,7 @@ class JobLogSink:
         )
 
 
-def read(client: redis.Redis, keys: Keys, job_id: uuid.UUID, from_: int, size: int) -> LogPage:
+def read(client: RedisClient, keys: Keys, job_id: uuid.UUID, from_: int, size: int) -> LogPage:
     """Lines ``from_`` .. ``from_ + size - 1`` (those still kept), each with its ``seq``."""
     pipe = client.pipeline(transaction=True)
     pipe.get(keys.job_log_count(job_id))
@@ -151,7 +151,7 @@ def install() -> None:
         structlog.configure(processors=processors)
 
 
-def register(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+def register(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
     """From now on, lines given ``job=<job_id>`` are kept with the job."""
     install()
     with _lock:
@@ -159,7 +159,7 @@ def register(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
 
 
 @contextmanager
-def job_logs(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> Iterator[None]:
+def job_logs(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> Iterator[None]:
     """While the block runs, every line of this thread is about ``job_id`` (and kept with
     it, as is any line given ``job=<job_id>``); afterwards the job's lines are not kept."""
     register(client, keys, job_id)

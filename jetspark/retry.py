@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import redis
 import structlog
 import tenacity
-from redis.backoff import ExponentialBackoff
 from sqlalchemy import exc as sa_exc
 
 from jetspark.settings import RetrySettings
@@ -35,12 +34,23 @@ _DISCONNECT_WORDS = (
 )
 
 
+_CLUSTER_MOVING = (
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.MovedError,
+    redis.exceptions.AskError,
+    redis.exceptions.SlotNotCoveredError,
+    redis.exceptions.MasterDownError,
+)
+
+
 def is_outage(error: BaseException) -> bool:
     """True when ``error`` says a server is unreachable, not that a request was wrong.
 
     SQLAlchemy's ``OperationalError``/``InterfaceError`` (and any DBAPI error it flagged as a
-    disconnect), psycopg's own, redis-py's ``ConnectionError``/``TimeoutError`` and a socket's
-    ``OSError``; followed through ``__cause__``, since wrappers re-raise them.
+    disconnect), psycopg's own, redis-py's ``ConnectionError``/``TimeoutError``, a Redis
+    Cluster's failover and slot moves (``CLUSTERDOWN``, ``TRYAGAIN``, ``MOVED``, ``ASK``) and
+    a socket's ``OSError``; followed through ``__cause__``, since wrappers re-raise them.
     """
     seen: set[int] = set()
     current: BaseException | None = error
@@ -54,6 +64,12 @@ def is_outage(error: BaseException) -> bool:
             return True
         if isinstance(current, redis.ResponseError) and "LOADING" in str(current):
             return True  # a Redis still reading its data back after a restart
+        if isinstance(current, _CLUSTER_MOVING):
+            return True  # a Redis Cluster failing over or moving a slot
+        if isinstance(current, redis.exceptions.RedisClusterException) and "connect" in str(
+            current
+        ):
+            return True  # no node of a Redis Cluster reachable
         if isinstance(current, (ConnectionError, TimeoutError)):
             return True
         if type(current).__module__.startswith("psycopg") and any(
@@ -154,14 +170,3 @@ def always(error: BaseException) -> bool:
     """``retry_on`` for a loop that must survive any error (logged once, then backed off)."""
     del error
     return True
-
-
-def fail_fast_redis(url: str, **options: Any) -> redis.Redis:
-    """A client whose calls fail within a few seconds when Redis is away (redis-py's own
-    default is ten retries), so the one policy above decides how to wait, and a worker's
-    PostgreSQL work (lease renewals) is not held up behind it."""
-    options.setdefault("decode_responses", True)
-    options.setdefault("socket_connect_timeout", 2)
-    options.setdefault("socket_timeout", 15)  # above any XREADGROUP BLOCK
-    options.setdefault("retry", redis.retry.Retry(ExponentialBackoff(0.2, 0.05), 1))
-    return redis.Redis.from_url(url, **options)

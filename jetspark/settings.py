@@ -47,6 +47,9 @@ class RedisSettings(BaseSettings):
 
     url: str | None = None
     namespace: str = "jetspark"
+    cluster: bool = False
+    """``JETSPARK_REDIS_CLUSTER``: ``url`` names one node of a Redis Cluster; every client is
+    a cluster client (``jetspark.redis_client``)."""
 
 
 class SparkSettings(BaseSettings):

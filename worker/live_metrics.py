@@ -33,6 +33,7 @@ from jetspark.metrics.report import (
     now_ms,
 )
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.retry import OutageLog
 from worker.engine.contract import JobControl, RunnableJob, VertexCounts
 
@@ -43,7 +44,7 @@ log = structlog.get_logger("jetspark.worker")
 class MetricsReporting:
     """Where and how often a worker publishes its jobs' metrics."""
 
-    client: redis.Redis
+    client: RedisClient
     keys: Keys
     interval_s: float = 0.5
 

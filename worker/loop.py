@@ -23,6 +23,7 @@ from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.retry import OutageLog, Retry, always
 from jetspark.settings import TenantSettings, WorkerSettings
 from jetspark.spark_session import executor_count
@@ -50,7 +51,7 @@ class Worker:
         *,
         spark: SparkSession,
         sessions: sessionmaker[Session],
-        client: redis.Redis,
+        client: RedisClient,
         keys: Keys,
         engine_run: EngineRun,
         settings: WorkerSettings | None = None,

@@ -10,7 +10,7 @@ import structlog
 
 from jetspark.db.engine import make_engine, make_session_factory
 from jetspark.queue.keys import Keys
-from jetspark.retry import fail_fast_redis
+from jetspark.redis_client import fail_fast
 from jetspark.settings import (
     DatabaseSettings,
     RedisSettings,
@@ -41,7 +41,7 @@ def run_worker() -> None:
     worker = Worker(
         spark=spark,
         sessions=make_session_factory(engine),
-        client=fail_fast_redis(redis_settings.url),
+        client=fail_fast(redis_settings.url),
         keys=Keys(redis_settings.namespace),
         engine_run=run_job,
         settings=WorkerSettings(),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import redis
 import structlog
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,6 +20,7 @@ from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.queue.stream import ensure_group
+from jetspark.redis_client import RedisClient
 
 log = structlog.get_logger("jetspark.reconciler")
 
@@ -28,7 +28,7 @@ log = structlog.get_logger("jetspark.reconciler")
 def reconcile(
     *,
     sessions: sessionmaker[Session],
-    client: redis.Redis,
+    client: RedisClient,
     keys: Keys,
     reannounce_after: timedelta,
     lock_ttl: timedelta,

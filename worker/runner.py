@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import redis
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -21,6 +20,7 @@ from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.retry import Retry, is_outage
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
@@ -82,7 +82,7 @@ def perform(
     engine_run: EngineRun,
     worker: str,
     metrics: MetricsReporting | None = None,
-    logs: tuple[redis.Redis, Keys] | None = None,
+    logs: tuple[RedisClient, Keys] | None = None,
 ) -> None:
     """The body of a job's thread. Never raises: every end is written to PostgreSQL.
 

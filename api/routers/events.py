@@ -38,6 +38,7 @@ from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.events import EventKind
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import AsyncRedisClient
 from jetspark.tenants.principals import Principal
 from jetspark.tenants.quotas import ConnectionSlots
 
@@ -113,7 +114,7 @@ def _ensure_exists(
         service.get_job(session, job_id, principal)  # raises JobNotFound: 404
 
 
-async def _latest_stream_id(client: aioredis.Redis, stream: str) -> str:
+async def _latest_stream_id(client: AsyncRedisClient, stream: str) -> str:
     try:
         newest: Any = await client.xrevrange(stream, count=1)
     except aioredis.ResponseError as error:  # not a stream: read as empty (and logged)
@@ -137,7 +138,7 @@ class EventStream:
         self.cursor = cursor
         self.sessions: sessionmaker[Session] = request.app.state.sessions
         self.listener: JobChangeListener = request.app.state.listener
-        self.redis: aioredis.Redis = request.app.state.aioredis
+        self.redis: AsyncRedisClient = request.app.state.aioredis
         keys: Keys = request.app.state.keys
         self.stream = keys.job_events(job_id) if job_id is not None else None
 

@@ -19,9 +19,10 @@ from jetspark.db.tables import Job
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.queue.stream import announce
+from jetspark.redis_client import RedisClient
 
 
-def announce_job(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
+def announce_job(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
     """Tell the workers (the job's ``announced_at`` was stamped when it was queued); if Redis
     is down the job stays QUEUED and an idle worker finds it in PostgreSQL."""
     with contextlib.suppress(redis.RedisError):
@@ -30,7 +31,7 @@ def announce_job(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> None:
 
 def announce_again(
     session: Session,
-    client: redis.Redis,
+    client: RedisClient,
     keys: Keys,
     *,
     now: datetime,

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from jetspark.metrics.names import BackpressureLevel
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 
 log = structlog.get_logger("jetspark.metrics")
 
@@ -157,7 +158,7 @@ def aggregate_vertex(processors: Sequence[ProcessorMetrics]) -> VertexMetrics:
 class MetricsPublisher:
     """Publishes a job's documents: the latest kept in Redis, each one an SSE event."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int = METRICS_TTL_S) -> None:
+    def __init__(self, client: RedisClient, keys: Keys, *, ttl_s: int = METRICS_TTL_S) -> None:
         self.client, self.keys, self.ttl_s = client, keys, ttl_s
 
     def publish(self, doc: JobMetrics) -> str:

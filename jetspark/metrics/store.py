@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-import redis
 from sqlalchemy.orm import Session
 
 from jetspark.db.tables import Job
@@ -12,10 +11,11 @@ from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
 from jetspark.metrics.report import JobMetrics, MetricsPublisher
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 
 
 def job_metrics(
-    session: Session, client: redis.Redis, keys: Keys, job_id: uuid.UUID
+    session: Session, client: RedisClient, keys: Keys, job_id: uuid.UUID
 ) -> tuple[Job, JobMetrics]:
     """The job (``JobNotFound`` if none) and its metrics: the final document once it ended
     and one was kept, else the latest in Redis, else an empty one (no vertices yet)."""

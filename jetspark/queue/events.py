@@ -12,9 +12,8 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
-import redis
-
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 
 MAX_EVENTS_PER_JOB = 10_000
 EVENTS_TTL_S = 7 * 24 * 3600
@@ -29,7 +28,7 @@ class EventKind(StrEnum):
 
 
 def publish(
-    client: redis.Redis, keys: Keys, job_id: uuid.UUID, kind: EventKind, data: dict[str, Any]
+    client: RedisClient, keys: Keys, job_id: uuid.UUID, kind: EventKind, data: dict[str, Any]
 ) -> str:
     """Append one event to the job's stream; returns its stream id."""
     stream = keys.job_events(job_id)

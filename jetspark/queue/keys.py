@@ -1,4 +1,15 @@
-"""Every Redis key jetspark uses, built from one namespace."""
+"""Every Redis key jetspark uses, built from one namespace.
+
+Three families, placed for a Redis Cluster (keys of one multi-key command, script or
+transaction must share a hash slot):
+
+- the control plane (job queue, leases' heartbeats, the reconciler's lock, a job's events,
+  logs and metrics): ``{<ns>}:...``, one hash tag, so all of it lives on one slot and the
+  job log's script, transactions and XREADGROUP see their keys together;
+- snapshot state: ``<ns>:{p<partition>}:...``, a tag per partition, so partitions spread
+  over the primaries as the seeds' partitioned map spreads over members;
+- users' maps and streams: ``<ns>:user:<principal>:...``, placed by their whole name.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +21,14 @@ class Keys:
     namespace: str = "jetspark"
 
     @property
+    def control(self) -> str:
+        """The control plane's prefix: the namespace as a hash tag (one slot)."""
+        return f"{{{self.namespace}}}:"
+
+    @property
     def jobs_stream(self) -> str:
         """Stream on which job ids are announced."""
-        return f"{self.namespace}:jobs"
+        return f"{self.control}jobs"
 
     @property
     def workers_group(self) -> str:
@@ -21,40 +37,40 @@ class Keys:
 
     @property
     def reconciler_lock(self) -> str:
-        return f"{self.namespace}:lock:reconciler"
+        return f"{self.control}lock:reconciler"
 
     @property
     def alive_marker(self) -> str:
         """Set by the reconciler; missing means Redis lost its data (restarted empty)."""
-        return f"{self.namespace}:alive"
+        return f"{self.control}alive"
 
     def worker_heartbeat(self, worker: str) -> str:
-        return f"{self.namespace}:worker:{worker}"
+        return f"{self.control}worker:{worker}"
 
     def job_events(self, job_id: object) -> str:
         """Stream of a job's live events (metric ticks, snapshot commits) for SSE clients."""
-        return f"{self.namespace}:job:{job_id}:events"
+        return f"{self.control}job:{job_id}:events"
 
     def job_logs(self, job_id: object) -> str:
         """List of a job's last log lines (JSON), oldest first (``jetspark.joblogs``)."""
-        return f"{self.namespace}:job:{job_id}:logs"
+        return f"{self.control}job:{job_id}:logs"
 
     def job_log_count(self, job_id: object) -> str:
         """How many lines the job ever logged: the number of the next one."""
-        return f"{self.namespace}:job:{job_id}:logs:count"
+        return f"{self.control}job:{job_id}:logs:count"
 
     def job_metrics(self, job_id: object) -> str:
         """A job's latest metrics document (``jetspark.metrics.report.JobMetrics``, JSON)."""
-        return f"{self.namespace}:job:{job_id}:metrics"
+        return f"{self.control}job:{job_id}:metrics"
 
     def job_processor_metrics(self, job_id: object, attempt: int) -> str:
         """Hash of one attempt's live processor reports: field ``<vertex>/<index>``, value
         ``ProcessorMetrics`` JSON, written from inside the Spark tasks."""
-        return f"{self.namespace}:job:{job_id}:{attempt}:processors"
+        return f"{self.control}job:{job_id}:{attempt}:processors"
 
     def worker_heartbeat_pattern(self) -> str:
         """SCAN pattern matching every ``worker_heartbeat`` key."""
-        return f"{self.namespace}:worker:*"
+        return f"{self.control}worker:*"
 
     def snapshot_partition(self, partition: int, job_id: object, snapshot_id: int) -> str:
         """Hash of one snapshot's state entries of one partition, a field per vertex.
@@ -64,9 +80,10 @@ class Keys:
         """
         return f"{self.namespace}:{{p{partition}}}:snapshot:{job_id}:{snapshot_id}"
 
-    def server_prefix(self) -> str:
-        """Every key jetspark's own code reads starts with this; users' names may not."""
-        return f"{self.namespace}:"
+    def server_prefixes(self) -> tuple[str, str]:
+        """Every key jetspark's own code reads starts with one of these; users' names may
+        not."""
+        return self.control, f"{self.namespace}:"
 
     def user_prefix(self, principal: str) -> str:
         """Where a principal's maps and streams live: its names cannot reach the server's own

@@ -9,6 +9,7 @@ from typing import Any
 import redis
 
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 
 JOB_FIELD = "job_id"
 
@@ -21,7 +22,7 @@ class Entry:
     job_id: uuid.UUID
 
 
-def ensure_group(client: redis.Redis, keys: Keys) -> bool:
+def ensure_group(client: RedisClient, keys: Keys) -> bool:
     """Create the stream and its consumer group if either is missing (idempotent); True
     when it had to (Redis lost them, or this is the first worker)."""
     try:
@@ -33,7 +34,7 @@ def ensure_group(client: redis.Redis, keys: Keys) -> bool:
     return True
 
 
-def announce(client: redis.Redis, keys: Keys, job_id: uuid.UUID) -> str:
+def announce(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> str:
     """Tell workers about a job. Duplicates are harmless: claiming is decided in PostgreSQL."""
     return str(client.xadd(keys.jobs_stream, {JOB_FIELD: str(job_id)}))
 
@@ -54,7 +55,7 @@ def _entries(raw: list[tuple[object, dict[object, object]]]) -> list[Entry]:
 
 
 def read_new(
-    client: redis.Redis, keys: Keys, consumer: str, *, count: int, block_ms: int
+    client: RedisClient, keys: Keys, consumer: str, *, count: int, block_ms: int
 ) -> list[Entry]:
     """New entries for this consumer (XREADGROUP ... >), waiting up to ``block_ms``."""
 
@@ -75,7 +76,7 @@ def read_new(
 
 
 def reclaim_idle(
-    client: redis.Redis, keys: Keys, consumer: str, *, min_idle_ms: int, count: int
+    client: RedisClient, keys: Keys, consumer: str, *, min_idle_ms: int, count: int
 ) -> list[Entry]:
     """Take entries another consumer has left idle for ``min_idle_ms`` (XAUTOCLAIM)."""
     try:
@@ -90,7 +91,7 @@ def reclaim_idle(
     return _entries(reply[1])
 
 
-def touch(client: redis.Redis, keys: Keys, consumer: str, entry_ids: list[str]) -> None:
+def touch(client: RedisClient, keys: Keys, consumer: str, entry_ids: list[str]) -> None:
     """Reset the idle time of entries this consumer still works on (XCLAIM ... JUSTID)."""
     if entry_ids:
         ids: list[Any] = list(entry_ids)
@@ -102,7 +103,7 @@ def touch(client: redis.Redis, keys: Keys, consumer: str, entry_ids: list[str]) 
             ensure_group(client, keys)  # Redis lost it: the jobs are held in PostgreSQL
 
 
-def ack(client: redis.Redis, keys: Keys, entry_ids: list[str]) -> None:
+def ack(client: RedisClient, keys: Keys, entry_ids: list[str]) -> None:
     if entry_ids:
         try:
             client.xack(keys.jobs_stream, keys.workers_group, *entry_ids)

@@ -13,6 +13,7 @@ from typing import Any
 
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.model import JobSpec
+from jetspark.queue.keys import Keys
 
 NAMED_PARAMS: dict[str, tuple[str, bool]] = {
     "sink.redis_map": ("map", False),
@@ -23,8 +24,9 @@ NAMED_PARAMS: dict[str, tuple[str, bool]] = {
 
 
 def check_user_names(spec: JobSpec, namespace: str) -> None:
-    """Refuse (``DagValidationError``, pointing at each) names under ``<namespace>:``."""
-    prefix = f"{namespace}:"
+    """Refuse (``DagValidationError``, pointing at each) names under ``<namespace>:`` or
+    ``{<namespace>}:``."""
+    prefixes = Keys(namespace).server_prefixes()
     problems: list[DagProblem] = []
     for i, vertex in enumerate(spec.dag.vertices):
         named = NAMED_PARAMS.get(vertex.processor)
@@ -34,7 +36,8 @@ def check_user_names(spec: JobSpec, namespace: str) -> None:
         value: Any = vertex.params.get(param)
         values = (value if isinstance(value, list) else []) if is_list else [value]
         for j, name in enumerate(values):
-            if isinstance(name, str) and name.startswith(prefix):
+            prefix = next((p for p in prefixes if str(name).startswith(p)), None)
+            if isinstance(name, str) and prefix is not None:
                 pointer = f"/dag/vertices/{i}/params/{param}" + (f"/{j}" if is_list else "")
                 problems.append(
                     DagProblem(

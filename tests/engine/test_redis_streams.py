@@ -311,7 +311,10 @@ def start_stream(
     for running in started:
         running.control.cancelled.set()
         running.thread.join(timeout=120)
-    leftovers = list(redis_client.scan_iter(f"{namespace}*"))
+    leftovers = [
+        *redis_client.scan_iter(f"{namespace}*"),
+        *redis_client.scan_iter(f"{{{namespace}}}*"),
+    ]
     if leftovers:
         redis_client.delete(*leftovers)
 

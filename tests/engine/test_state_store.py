@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,12 @@ from pyspark.sql import SparkSession
 from jetspark.embedded.redis import EmbeddedRedis
 from jetspark.queue.keys import Keys
 from tests.cli.conftest import poll
-from worker.engine.streaming.state_store import StoreAddress, read_state, write_state
+from worker.engine.streaming.state_store import (
+    ReplicasMissing,
+    StoreAddress,
+    read_state,
+    write_state,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -49,8 +55,12 @@ def test_a_snapshot_waits_for_its_backups_and_fails_without_them(
     spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path
 ) -> None:
     address = StoreAddress(primary.url, Keys("t"), uuid.uuid4(), 1, partition_count=271)
-    with pytest.raises(Exception, match="0 of 1 Redis replicas acknowledged"):
-        write_state(state(spark), "win", address, backup_count=1)  # type: ignore[arg-type]
+    started = time.monotonic()
+    with pytest.raises(
+        ReplicasMissing, match=r"0 of backup_count=1 replicas of Redis .*\(0 replicas connected\)"
+    ):
+        write_state(state(spark), "win", address, backup_count=1, replicas_wait_s=1.0)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 15  # waited about replicas_wait_s, not the default
 
     replica = EmbeddedRedis(tmp_path / "replica")
     replica.start()

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from api.app import create_app
 from jetspark.db.engine import make_engine
 from jetspark.queue.keys import Keys
-from jetspark.retry import fail_fast_redis
+from jetspark.redis_client import fail_fast
 from jetspark.settings import ApiSettings
 from tests.faults.conftest import OwnPostgres, OwnRedis
 from tests.faults.test_worker_faults import SETTINGS, Running, committed_snapshots, read_job
@@ -56,7 +56,7 @@ def test_postgresql_restarted_mid_stream(
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
     keys = Keys(f"faults-pg-{uuid.uuid4().hex[:6]}")
-    client = fail_fast_redis(own_redis.url)
+    client = fail_fast(own_redis.url)
     app = create_app(
         database_url=own_database_url,
         redis_url=own_redis.url,

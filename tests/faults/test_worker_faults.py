@@ -25,7 +25,7 @@ from jetspark.db.tables import Job
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
-from jetspark.retry import fail_fast_redis
+from jetspark.redis_client import RedisClient, fail_fast
 from jetspark.settings import DagLimits, WorkerSettings
 from tests.databases import fresh_database
 from tests.faults.conftest import OwnRedis
@@ -67,8 +67,8 @@ def keys() -> Keys:
 
 
 @pytest.fixture
-def client(own_redis: OwnRedis) -> Iterator[redis.Redis]:
-    made = fail_fast_redis(own_redis.url)
+def client(own_redis: OwnRedis) -> Iterator[RedisClient]:
+    made = fail_fast(own_redis.url)
     yield made
     made.close()
 

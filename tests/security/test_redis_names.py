@@ -39,12 +39,14 @@ def sink_dag(processor: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def server_keys(ns: str) -> list[tuple[str, str, dict[str, Any]]]:
     """(what, processor, params) aiming at each kind of key the server keeps for itself."""
-    job = uuid.uuid4()
+    job, keys = uuid.uuid4(), Keys(ns)
     return [
-        ("job queue", "sink.redis_stream", {"stream": f"{ns}:jobs"}),
-        ("worker heartbeat", "sink.redis_stream", {"stream": f"{ns}:worker:evil"}),
-        ("another job's events", "sink.redis_stream", {"stream": f"{ns}:job:{job}:events"}),
-        ("reconciler lock", "sink.redis_map", {"map": f"{ns}:lock:reconciler", "key": "k"}),
+        ("job queue", "sink.redis_stream", {"stream": keys.jobs_stream}),
+        ("worker heartbeat", "sink.redis_stream", {"stream": keys.worker_heartbeat("evil")}),
+        ("another job's events", "sink.redis_stream", {"stream": keys.job_events(job)}),
+        ("reconciler lock", "sink.redis_map", {"map": keys.reconciler_lock, "key": "k"}),
+        ("a snapshot", "sink.redis_map", {"map": keys.snapshot_partition(3, job, 1), "key": "k"}),
+        ("old-style prefix", "sink.redis_stream", {"stream": f"{ns}:jobs"}),
     ]
 
 
@@ -63,7 +65,7 @@ def test_names_under_the_servers_prefix_are_refused_naming_the_pointer(
         source["dag"]["vertices"][0] = {
             "name": "src",
             "processor": "source.redis_stream",
-            "params": {"streams": ["mine", f"{redis_namespace}:jobs"]},
+            "params": {"streams": ["mine", Keys(redis_namespace).jobs_stream]},
         }
         refused = alice.post("/v1/jobs", json=source)
         assert refused.status_code == 422
@@ -101,7 +103,7 @@ def test_each_principals_maps_and_streams_live_under_its_own_prefix(
         assert not redis_client.exists(keys.jobs_stream)
         assert all(k.startswith(f"{ns}:user:") for k in redis_client.scan_iter(f"{ns}:*"))
     finally:
-        leftovers = list(redis_client.scan_iter(f"{ns}:*"))
+        leftovers = [*redis_client.scan_iter(f"{ns}:*"), *redis_client.scan_iter(f"{{{ns}}}:*")]
         if leftovers:
             redis_client.delete(*leftovers)
 

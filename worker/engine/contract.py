@@ -6,7 +6,10 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from jetspark.redis_client import RedisClient
 
 RESULTS_CAP = 100_000
 """``sink.results`` records kept per job at most."""
@@ -95,6 +98,14 @@ class RedisTarget:
     namespace: str
     principal: str = "legacy"
     """The job's owner: its maps and streams live under its own prefix."""
+    cluster: bool = False
+    """``url`` names one node of a Redis Cluster (``JETSPARK_REDIS_CLUSTER``)."""
+
+    def client(self, **options: Any) -> RedisClient:
+        """A client of this Redis (``jetspark.redis_client.connect``), in any process."""
+        from jetspark.redis_client import connect
+
+        return connect(self.url, cluster=self.cluster, **options)
 
     def user_map(self, name: str) -> str:
         from jetspark.queue.keys import Keys
@@ -111,19 +122,15 @@ class RedisTarget:
         from jetspark.settings import RedisSettings
 
         settings = RedisSettings()
-        return cls(settings.url or "redis://127.0.0.1:6379/0", settings.namespace)
+        url = settings.url or "redis://127.0.0.1:6379/0"
+        return cls(url, settings.namespace, cluster=settings.cluster)
 
     @classmethod
     def of_client(cls, client: Any, namespace: str, principal: str = "legacy") -> RedisTarget:
-        """The URL of a redis-py client's connection pool."""
-        kwargs = client.connection_pool.connection_kwargs
-        auth = f":{kwargs['password']}@" if kwargs.get("password") else ""
-        host, port, db = (
-            kwargs.get("host", "127.0.0.1"),
-            kwargs.get("port", 6379),
-            kwargs.get("db", 0),
-        )
-        return cls(f"redis://{auth}{host}:{port}/{db}", namespace, principal)
+        """The Redis a client talks to (a cluster's: through one of its nodes)."""
+        from jetspark.redis_client import is_cluster, url_of
+
+        return cls(url_of(client), namespace, principal, cluster=is_cluster(client))
 
 
 def _allowed_python_modules() -> tuple[str, ...]:
@@ -136,6 +143,12 @@ def _metrics_url() -> str | None:
     from jetspark.settings import RedisSettings
 
     return RedisSettings().url
+
+
+def _metrics_cluster() -> bool:
+    from jetspark.settings import RedisSettings
+
+    return RedisSettings().cluster
 
 
 @dataclass
@@ -165,6 +178,8 @@ class JobControl:
     the job's control is made, so ops never read the environment."""
     metrics_url: str | None = field(default_factory=_metrics_url)
     """The Redis Python processors publish live metrics to (none: not published)."""
+    metrics_cluster: bool = field(default_factory=_metrics_cluster)
+    """``metrics_url`` names a node of a Redis Cluster."""
 
 
 class JobHandedOver(Exception):

@@ -115,6 +115,7 @@ class Execution:
             owner=self.control.job_group,
             allowed_modules=self.control.allowed_python_modules,
             metrics_url=self.control.metrics_url,
+            metrics_cluster=self.control.metrics_cluster,
             max_records=self.dag.spec.config.max_processor_accumulated_records,
         )
         output = op.apply(context)

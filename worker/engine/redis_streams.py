@@ -33,6 +33,7 @@ from pyspark.sql.types import LongType, MapType, StringType, StructField, Struct
 
 from jetspark.dag import processors as p
 from jetspark.dag.expressions import quote_identifier
+from jetspark.redis_client import RedisClient, connect
 
 log = structlog.get_logger("jetspark.engine")
 
@@ -83,7 +84,7 @@ def parse_id(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def top_id(client: redis.Redis, stream: str) -> str | None:
+def top_id(client: RedisClient, stream: str) -> str | None:
     """The id of the stream's last entry (None for a missing or empty stream)."""
     entries = client.xrevrange(stream, "+", "-", count=1)
     if not entries:
@@ -93,23 +94,23 @@ def top_id(client: redis.Redis, stream: str) -> str | None:
 
 
 @cache
-def _client(url: str) -> redis.Redis:
+def _client(url: str, cluster: bool) -> RedisClient:
     """One pooled client per Redis on the driver (planning runs there every epoch)."""
-    return redis.Redis.from_url(url, decode_responses=True)
+    return connect(url, cluster=cluster, decode_responses=True)
 
 
 class RedisStreamPlanner:
     """``source.redis_stream``: offsets ``{"last": {stream: id}}``, the last id read per
     stream; a range ``{"streams": {stream: {"after": id, "until": id | None}}}``."""
 
-    def __init__(self, url: str, key: Callable[[str], str] = str) -> None:
-        self.url = url
+    def __init__(self, url: str, key: Callable[[str], str] = str, *, cluster: bool = False) -> None:
+        self.url, self.cluster = url, cluster
         self.key = key
         """The Redis key of a stream name (the principal's prefix added)."""
 
     def start(self, params: BaseModel, now_ms: int) -> Json:
         assert isinstance(params, p.RedisStreamSource)
-        client = _client(self.url)
+        client = _client(self.url, self.cluster)
         last: dict[str, str] = {}
         for stream in params.streams:
             # "$" is resolved once, now: a replay or a restart reads from the same id.
@@ -121,7 +122,7 @@ class RedisStreamPlanner:
         assert isinstance(params, p.RedisStreamSource)
         limit = min(max_items, params.max_per_epoch or max_items)
         per_stream = max(1, limit // len(params.streams))
-        client = _client(self.url)
+        client = _client(self.url, self.cluster)
         script = client.register_script(_LAST_ID)
         streams: dict[str, Json] = {}
         for stream in params.streams:
@@ -150,6 +151,8 @@ def stream_frame(
     ranges: list[tuple[str, str, str | None]],
     parallelism: int,
     key: Callable[[str], str] = str,
+    *,
+    cluster: bool = False,
     batch: int = BATCH,
 ) -> DataFrame:
     """``{stream, id, ts, fields}`` of each ``(stream, after, until]``; processor g reads
@@ -163,7 +166,7 @@ def stream_frame(
         mine = [r for r in ranges[g::parallelism] if r[2] is not None]
         if not mine:
             return
-        client = redis.Redis.from_url(url)
+        client = connect(url, cluster=cluster)
         try:
             for stream, after, until in mine:
                 yield from read_range(client, stream, key(stream), after, str(until), batch)
@@ -175,7 +178,7 @@ def stream_frame(
 
 
 def read_range(
-    client: redis.Redis, stream: str, key: str, after: str, until: str, batch: int = BATCH
+    client: RedisClient, stream: str, key: str, after: str, until: str, batch: int = BATCH
 ) -> Iterator[pa.RecordBatch]:
     """The entries of ``(after, until]`` in Arrow batches of at most ``batch``."""
     low = f"({after}"
@@ -213,7 +216,13 @@ class Written:
 
 
 def write_stream(
-    frame: DataFrame, *, url: str, stream: str, maxlen: int | None, epoch_ms: int
+    frame: DataFrame,
+    *,
+    url: str,
+    stream: str,
+    maxlen: int | None,
+    epoch_ms: int,
+    cluster: bool = False,
 ) -> Written:
     """XADD every item of ``frame`` to ``stream`` with id ``<epoch_ms>-<n>``.
 
@@ -239,7 +248,7 @@ def write_stream(
     )
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        client = redis.Redis.from_url(url, decode_responses=True)
+        client = connect(url, cluster=cluster, decode_responses=True)
         try:
             top = top_id(client, stream)
             ms, seq = parse_id(top) if top is not None else (-1, -1)

@@ -60,6 +60,8 @@ class OpContext:
     allowed_modules: tuple[str, ...] = ()
     """Modules a ``python`` vertex may load its class from (``JobControl``; none by default)."""
     metrics_url: str | None = None
+    metrics_cluster: bool = False
+    """``metrics_url`` names a node of a Redis Cluster."""
     """Where Python processors publish live metrics (``JobControl``; none: not published)."""
     max_records: int | None = None
     """The job's ``max_processor_accumulated_records``: what an op that gathers records

@@ -111,6 +111,7 @@ class PythonOp(Op):
             tagged=tagged,
             metrics=accumulator,
             metrics_url=ctx.metrics_url,
+            metrics_cluster=ctx.metrics_cluster,
             epoch=epoch,
         )
         if epoch is not None:

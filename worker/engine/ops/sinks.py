@@ -111,7 +111,7 @@ class RedisMapSinkOp(Op):
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.RedisMapSink)
-        url, hash_key = ctx.job_redis.url, ctx.job_redis.user_map(params.map)
+        target, hash_key = ctx.job_redis, ctx.job_redis.user_map(params.map)
         frame = _union(ctx.inputs)
         keyed = frame.select(
             user_column(params.key).cast("string").alias("k"),
@@ -119,9 +119,7 @@ class RedisMapSinkOp(Op):
         )
 
         def write(rows: Any) -> None:
-            import redis as redis_client
-
-            client = redis_client.Redis.from_url(url)
+            client = target.client()
             pipe = client.pipeline(transaction=False)
             for row in rows:
                 pipe.hset(hash_key, row["k"], row["v"])
@@ -142,6 +140,7 @@ class RedisStreamSinkOp(Op):
         done = write_stream(
             frame,
             url=ctx.job_redis.url,
+            cluster=ctx.job_redis.cluster,
             stream=ctx.job_redis.user_stream(params.stream),
             maxlen=params.maxlen,
             epoch_ms=epoch_ms,

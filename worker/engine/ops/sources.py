@@ -180,7 +180,7 @@ class RedisStreamSourceOp(SourceOp):
     """Exactly the entries the epoch's range names: processor g reads streams g, g+P..."""
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
-        return RedisStreamPlanner(redis.url, redis.user_stream)
+        return RedisStreamPlanner(redis.url, redis.user_stream, cluster=redis.cluster)
 
     @classmethod
     def unbounded(cls, params: BaseModel) -> bool:
@@ -198,5 +198,6 @@ class RedisStreamSourceOp(SourceOp):
             ranges,
             ctx.vertex.parallelism,
             key=ctx.job_redis.user_stream,
+            cluster=ctx.job_redis.cluster,
             batch=outbox_capacity(ctx),
         )

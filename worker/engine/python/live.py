@@ -26,19 +26,20 @@ import redis
 
 from jetspark.metrics.report import ProcessorMetrics
 from jetspark.processor.runtime.tasklet import ProcessorTasklet
+from jetspark.redis_client import RedisClient, connect
 
 PROCESSORS_KEY = "jetspark.metrics.processors"
 """Spark local property: the Redis hash live processor reports go to."""
 
 REPORT_TTL_S = 24 * 3600
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[str, bool], RedisClient] = {}
 """One client per URL per Python worker process (Spark reuses its Python workers)."""
 
 
-def _client(url: str) -> redis.Redis:
-    client = _clients.get(url)
+def _client(url: str, cluster: bool) -> RedisClient:
+    client = _clients.get((url, cluster))
     if client is None:
-        client = _clients[url] = redis.Redis.from_url(url, socket_timeout=5)
+        client = _clients[url, cluster] = connect(url, cluster=cluster, socket_timeout=5)
     return client
 
 
@@ -76,7 +77,7 @@ class LiveReport:
         *,
         member: int,
         queue_capacity: int,
-        client: redis.Redis | None = None,
+        client: RedisClient | None = None,
         key: str | None = None,
         interval_s: float = 0.5,  # every 0.3 s cost 17% of a 12M-word job, 0.5 s costs 3%
     ) -> None:
@@ -142,11 +143,12 @@ def live_report(
     *,
     url: str | None,
     key: str | None,
+    cluster: bool = False,
     member: int,
     queue_capacity: int,
 ) -> LiveReport:
     """A started report; it writes only with both a Redis URL and a hash key."""
-    client = _client(url) if url and key else None
+    client = _client(url, cluster) if url and key else None
     return LiveReport(
         tasklet, clock, member=member, queue_capacity=queue_capacity, client=client, key=key
     ).start()

@@ -81,6 +81,8 @@ class TaskPlan:
     """A Spark accumulator that receives each processor's ``TaskletMetrics`` as a dict."""
     metrics_url: str | None = None
     """Redis for live processor reports (``live.py``); None: no live reports."""
+    metrics_cluster: bool = False
+    """``metrics_url`` names a node of a Redis Cluster."""
     epoch: EpochTask | None = None
     """Set in an epoch run (a streaming job)."""
 
@@ -109,6 +111,7 @@ def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
         tasklet,
         clock,
         url=plan.metrics_url,
+        cluster=plan.metrics_cluster,
         key=task.getLocalProperty(PROCESSORS_KEY) if task is not None else None,
         member=index // max(1, plan.local_parallelism),
         queue_capacity=sum(plan.queue_sizes.values()),

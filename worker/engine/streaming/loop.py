@@ -82,8 +82,9 @@ class _Stream:
             spec.config.snapshot_interval_ms if self.snapshots else self.settings.epoch_interval_ms
         )
         self.redis_url = control.redis.url
+        self.job_redis_cluster = control.redis.cluster
         self.keys = Keys(control.redis.namespace)
-        self.client = redis.Redis.from_url(self.redis_url)
+        self.client = control.redis.client()
         self.sources = [n for n in plan.order if not plan.inbound(n)]
         self.ops = ops_for(plan)
         """The job's ops, kept from epoch to epoch; a source's op gives its planner."""
@@ -165,6 +166,7 @@ class _Stream:
             record.job_id,
             record.snapshot_id,
             int(record.stats["partition_count"]),
+            cluster=self.job_redis_cluster,
         )
         self.check_intact(record, address)
         state: dict[str, DataFrame] = {}
@@ -445,7 +447,12 @@ class _Stream:
 
     def address(self, snapshot_id: int) -> StoreAddress:
         return StoreAddress(
-            self.redis_url, self.keys, self.job.id, snapshot_id, self.plan.partition_count
+            self.redis_url,
+            self.keys,
+            self.job.id,
+            snapshot_id,
+            self.plan.partition_count,
+            cluster=self.job_redis_cluster,
         )
 
     def announce(self, record: SnapshotRecord) -> None:

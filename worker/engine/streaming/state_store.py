@@ -3,7 +3,10 @@
 A stateful vertex's state is a frame whose rows carry ``__partition`` (the partition of the
 row's key, 0..partition_count-1). Each partition's rows of a vertex go as one Arrow IPC blob
 into the hash ``Keys.snapshot_partition(p, job, snapshot)``, field = vertex, then ``WAIT``
-for ``backup_count`` replicas. Only when every task has returned does the
+for ``backup_count`` replicas. On a Redis Cluster the partition's hash tag places it on one
+primary: the writes go per primary, each followed by ``WAIT`` on that primary (on the same
+connection, which is what ``WAIT`` counts), so every partition has ``backup_count`` copies
+besides its primary's, as the seeds' backups. Only when every task has returned does the
 caller commit the snapshot's metadata in PostgreSQL, so a half-written snapshot is never
 restored. Reading runs one Spark task per slice of partitions.
 """
@@ -21,12 +24,19 @@ import pyarrow.compute as pc
 import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
+from redis.cluster import RedisCluster
 
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient, connect
+from jetspark.retry import Retry
 from worker.engine.state_columns import PARTITION
 
 WAIT_TIMEOUT_MS = 2_000
 """How long a snapshot write waits for its backups before the snapshot fails."""
+REPLICAS_WAIT_S = 30.0
+"""How long a snapshot write waits for a primary to have ``backup_count`` replicas again
+(a failover leaves the promoted replica without one until a node rejoins) before the
+snapshot, and so the job, fails."""
 
 
 class SnapshotLost(Exception):
@@ -50,6 +60,11 @@ class StoreAddress:
     job_id: uuid.UUID
     snapshot_id: int
     partition_count: int
+    cluster: bool = False
+    """``url`` names one node of a Redis Cluster."""
+
+    def client(self, **options: Any) -> RedisClient:
+        return connect(self.url, cluster=self.cluster, **options)
 
 
 @dataclass(frozen=True)
@@ -62,38 +77,105 @@ class VertexStats:
 
 
 def write_state(
-    frame: DataFrame, vertex: str, address: StoreAddress, *, backup_count: int
+    frame: DataFrame,
+    vertex: str,
+    address: StoreAddress,
+    *,
+    backup_count: int,
+    replicas_wait_s: float = REPLICAS_WAIT_S,
 ) -> VertexStats:
     """Write one vertex's state; returns what was written once every part is in Redis.
 
     The rows come over to this process as Arrow (in a worker's local mode, out of the same
     JVM) and go to Redis in one pipeline: a Python task per core cost a fixed ~0.1-0.3 s
-    per snapshot on two cores, more than the writes themselves.
+    per snapshot on two cores, more than the writes themselves. A server away, a failover
+    or a slot moving raises (an outage: the commit's retry writes it all again, idempotent);
+    fewer replicas than ``backup_count`` is waited out for ``replicas_wait_s``, then raises
+    ``ReplicasMissing``.
     """
     table = frame.toArrow()
     ordered = table.sort_by(PARTITION)
     runs = pc.value_counts(ordered.column(PARTITION)).to_pylist()  # in sorted order
-    client = redis.Redis.from_url(address.url, socket_timeout=WAIT_TIMEOUT_MS / 1000 + 10)
+    blobs: dict[str, bytes] = {}
+    offset = size = 0
+    for run in runs:
+        partition, rows = int(run["values"]), int(run["counts"])
+        blob = _ipc(ordered.slice(offset, rows))
+        key = address.keys.snapshot_partition(partition, address.job_id, address.snapshot_id)
+        blobs[key] = blob
+        offset, size = offset + rows, size + len(blob)
+    retry = Retry(
+        f"snapshot {address.snapshot_id}: waiting for replicas",
+        retry_on=lambda error: isinstance(error, ReplicasMissing),
+        deadline_s=replicas_wait_s,
+    )
+    retry(_write, address, blobs, vertex, backup_count)
+    return VertexStats(keys=len(runs), rows=table.num_rows, bytes=size, schema=frame.schema.json())
+
+
+def _write(address: StoreAddress, blobs: dict[str, bytes], vertex: str, backup_count: int) -> None:
+    client = address.client(socket_timeout=WAIT_TIMEOUT_MS / 1000 + 10)
     try:
-        pipe = client.pipeline(transaction=False)
-        offset = size = 0
-        for run in runs:
-            partition, rows = int(run["values"]), int(run["counts"])
-            blob = _ipc(ordered.slice(offset, rows))
-            key = address.keys.snapshot_partition(partition, address.job_id, address.snapshot_id)
-            pipe.hset(key, vertex, blob)
-            offset, size = offset + rows, size + len(blob)
-        pipe.execute()
-        if backup_count > 0:
-            acked = int(client.wait(backup_count, WAIT_TIMEOUT_MS))
-            if acked < backup_count:
-                raise ReplicasMissing(
-                    f"snapshot {address.snapshot_id}: {acked} of {backup_count} Redis "
-                    "replicas acknowledged"
-                )
+        if isinstance(client, RedisCluster):
+            _write_per_primary(client, blobs, vertex, backup_count, address.snapshot_id)
+        else:
+            _write_waiting(client, blobs, vertex, backup_count, address.snapshot_id, "Redis")
     finally:
         client.close()
-    return VertexStats(keys=len(runs), rows=table.num_rows, bytes=size, schema=frame.schema.json())
+
+
+def _write_waiting(
+    client: redis.Redis,
+    blobs: dict[str, bytes],
+    vertex: str,
+    backup_count: int,
+    snapshot_id: int,
+    where: str,
+) -> None:
+    """HSET every blob, then WAIT for ``backup_count`` replicas, in one pipeline: one
+    connection, so WAIT counts these writes."""
+    pipe = client.pipeline(transaction=False)
+    for key, blob in blobs.items():
+        pipe.hset(key, vertex, blob)
+    if backup_count > 0:
+        pipe.wait(backup_count, WAIT_TIMEOUT_MS)
+    replies = pipe.execute()
+    if backup_count > 0 and (acked := int(replies[-1])) < backup_count:
+        replicas = _replica_count(client)
+        raise ReplicasMissing(
+            f"snapshot {snapshot_id}: {acked} of backup_count={backup_count} replicas of "
+            f"{where} acknowledged within {WAIT_TIMEOUT_MS} ms ({replicas} replicas "
+            "connected): lower backup_count or add replicas"
+        )
+
+
+def _write_per_primary(
+    client: RedisCluster,
+    blobs: dict[str, bytes],
+    vertex: str,
+    backup_count: int,
+    snapshot_id: int,
+) -> None:
+    """Each primary gets its partitions' blobs and a WAIT of its own. A node gone or a slot
+    moved on (``MOVED``/``ASK``/``CLUSTERDOWN``, a refused connection) raises: the next
+    attempt's client reads the topology afresh."""
+    by_node: dict[str, dict[str, bytes]] = {}
+    nodes = {}
+    for key, blob in blobs.items():
+        node = client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+        by_node.setdefault(node.name, {})[key] = blob
+        nodes[node.name] = node
+    for name, part in by_node.items():
+        target = client.get_redis_connection(nodes[name])
+        _write_waiting(target, part, vertex, backup_count, snapshot_id, f"primary {name}")
+
+
+def _replica_count(client: redis.Redis) -> int | str:
+    try:
+        info: Any = client.info("replication")
+        return int(info.get("connected_slaves", 0))
+    except redis.RedisError:
+        return "?"
 
 
 def read_state(
@@ -102,10 +184,11 @@ def read_state(
     """One vertex's state of a committed snapshot, as a frame (any partitioning)."""
     schema = StructType.fromJson(_loads(schema_json))
     url, keys, job, sid = address.url, address.keys, address.job_id, address.snapshot_id
+    cluster = address.cluster
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         partitions = [p for batch in batches for p in batch.column(0).to_pylist()]
-        client = redis.Redis.from_url(url)
+        client = connect(url, cluster=cluster)
         pipe = client.pipeline(transaction=False)
         for p in partitions:
             pipe.hget(keys.snapshot_partition(p, job, sid), vertex)
