@@ -116,6 +116,7 @@ class Execution:
             allowed_modules=self.control.allowed_python_modules,
             metrics_url=self.control.metrics_url,
             metrics_cluster=self.control.metrics_cluster,
+            data=self.control.data,
             max_records=self.dag.spec.config.max_processor_accumulated_records,
         )
         output = op.apply(context)

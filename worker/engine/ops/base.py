@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import EdgeConfig
 from jetspark.dag.plan import EdgePlan, VertexPlan
+from jetspark.settings import DataSettings
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.streaming.scope import EpochScope
@@ -63,6 +64,8 @@ class OpContext:
     metrics_cluster: bool = False
     """``metrics_url`` names a node of a Redis Cluster."""
     """Where Python processors publish live metrics (``JobControl``; none: not published)."""
+    data: DataSettings | None = None
+    """The data roots ``source.files`` / ``sink.files`` are held to (``JobControl.data``)."""
     max_records: int | None = None
     """The job's ``max_processor_accumulated_records``: what an op that gathers records
     (groups, a join's build side, a sort's items) may hold per processor (``accumulation``)."""

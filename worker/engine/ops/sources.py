@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from jetspark.dag import processors as p
 from jetspark.dag.data_paths import PathRefused, check_path, readable_files
 from jetspark.dag.expressions import quote_identifier
+from jetspark.settings import DataSettings
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.local_items import local_items
@@ -152,10 +153,11 @@ class FilesSourceOp(SourceOp):
         reader = ctx.spark.read
         if params.format is p.FileFormat.csv:
             reader = reader.option("header", "true").option("inferSchema", "true")
-        files = _readable(params.path, [paths] if isinstance(paths, str) else paths)
+        named = [paths] if isinstance(paths, str) else paths
+        files = _readable(params.path, named, ctx.data)
         if not files:
             raise EngineError(f"source.files: nothing to read at {params.path!r}")
-        root = check_path(params.path).location
+        root = check_path(params.path, ctx.data).location
         if os.path.isdir(root):
             reader = reader.option("basePath", root)  # partition columns, as for the directory
         frame = reader.format(params.format.value).load(files)
@@ -167,11 +169,11 @@ class FilesSourceOp(SourceOp):
         return place(frame, spray(first=F.lit(0), width=n), n)
 
 
-def _readable(path: str, paths: list[str]) -> list[str]:
+def _readable(path: str, paths: list[str], data: DataSettings | None) -> list[str]:
     """Every file Spark is to read, checked under the data roots just before it reads."""
-    check_path(path)  # the roots may have changed since the job was accepted
+    check_path(path, data)  # the roots may have changed since the job was accepted
     try:
-        return [file for named in paths for file in readable_files(check_path(named))]
+        return [file for named in paths for file in readable_files(check_path(named, data), data)]
     except PathRefused as error:
         raise EngineError(f"source.files: {error}") from None
 
