@@ -17,6 +17,7 @@ from pyspark.sql.types import (
     BinaryType,
     DoubleType,
     FloatType,
+    LongType,
     MapType,
     StringType,
     StructField,
@@ -121,30 +122,30 @@ STRINGS = ["a", "", 'say "hi"', "back\\slash", "tab\there", "nl\n", "\x00\x01\x1
 
 def test_nested_values_hash_as_sorted_compact_json(spark: SparkSession) -> None:
     inner = StructType([StructField("zeta", DoubleType()), StructField("Ä", StringType()),
-                        StructField("a b", ArrayType(DoubleType()))])  # fmt: skip
+                        StructField("a b", ArrayType(LongType()))])  # fmt: skip
+    listed = StructType([StructField("s", StringType()), StructField("n", LongType())])
     schema = StructType(
         [
             StructField("arr", ArrayType(StringType())),
-            StructField("nums", ArrayType(DoubleType())),
             StructField("rec", StructType([StructField("y", DoubleType()),
                                            StructField("x", inner),
-                                           StructField("b", ArrayType(inner))])),
-            StructField("m", MapType(StringType(), ArrayType(DoubleType()))),
+                                           StructField("b", ArrayType(listed))])),
+            StructField("m", MapType(StringType(), ArrayType(LongType()))),
         ]
     )  # fmt: skip
     rows = []
     for i, text in enumerate(STRINGS):
-        record = {"zeta": 1e7 * i, "Ä": text, "a b": [0.1 * i, None, -0.0]}
+        record = {"zeta": 1e7 * i, "Ä": text, "a b": [i, None, -i]}
         rows.append(
             (
                 [text, None, STRINGS[-1 - i]] if i % 3 else [],
-                [1e16 / (i + 1), float("nan"), None] if i % 2 else [],
-                {"y": 1e-5 * i, "x": record if i % 4 else None, "b": [record, record]},
-                {text: [1.5e300, 2e-7], "é": None, "Z": []},
+                {"y": 1e-5 * i, "x": record if i % 4 else None,
+                 "b": [{"s": text, "n": i}, {"s": None, "n": None}]},
+                {text: [2**40, -7], "é": None, "Z": []},
             )
-        )
+        )  # fmt: skip
     frame = spark.createDataFrame(rows, schema)
-    for column in ("arr", "nums", "rec", "m"):
+    for column in ("arr", "rec", "m"):
         _assert_canonical(_bytes_and_pids(frame, column))
     mixed = spark.range(3).select(
         F.struct(F.col("id").alias("n"), (F.col("id") % 2 == 0).alias("even"),
@@ -165,7 +166,8 @@ def test_strings_and_binaries_hash_as_their_bytes(spark: SparkSession) -> None:
 @pytest.mark.parametrize(
     "expression",
     ["cast(1.5 as decimal(10, 2))", "current_date()", "timestamp_millis(0)",
-     "map(1, 'a')", "named_struct('a', 1, 'a', 2)"],
+     "map(1, 'a')", "named_struct('a', 1, 'a', 2)", "array(1.5D)", "map('a', array(0.5F))",
+     "array(named_struct('f', 1.5D))"],
 )  # fmt: skip
 def test_a_type_without_canonical_bytes_is_refused(spark: SparkSession, expression: str) -> None:
     frame = spark.range(1).select(F.expr(expression).alias("k"))
@@ -180,7 +182,7 @@ ITEMS = [{"i": i, "f": [1e7, 0.1, -0.0, 1e16, 2.5e-8][i % 5] * (i + 1), "w": STR
 
 @pytest.mark.parametrize("distributed", [False, True])
 @pytest.mark.parametrize(
-    "key", ["f", "array(f, f * 2)", "named_struct('w', w, 'f', f)", "array(named_struct('i', i))"]
+    "key", ["f", "array(w, w)", "named_struct('w', w, 'f', f)", "array(named_struct('i', i))"]
 )
 def test_items_keyed_by_floats_arrays_structs_reach_their_formula_processor(
     run_dag: RunDag, distributed: bool, key: str

@@ -6,7 +6,8 @@ Here that JSON is written by Spark, per the key's type: a double as Python's ``r
 shortest digits that read back as the same double, from Jackson's Schubfach port of
 ``Double.toString``, re-laid out as Python lays them out), strings escaped as ``json`` escapes
 them, struct fields and map keys sorted by code point. A type Python's ``json`` cannot write
-(decimal, date, timestamp, interval...) or a struct whose fields clash has no canonical form:
+(decimal, date, timestamp, interval...), a struct whose fields clash, or a double inside an
+array or map (Spark cannot call Schubfach inside the lambda that writes the elements) has none:
 ``UnroutableKey`` says so and what to do instead, rather than route by some other bytes.
 """
 
@@ -54,12 +55,12 @@ def canonical_text(key: Column, key_type: DataType) -> Column:
     return _json(key, key_type, top=True)
 
 
-def _json(value: Column, data_type: DataType, top: bool = False) -> Column:
-    text = _json_of_value(value, data_type)
+def _json(value: Column, data_type: DataType, top: bool = False, in_lambda: bool = False) -> Column:
+    text = _json_of_value(value, data_type, in_lambda)
     return text if top else F.when(value.isNull(), F.lit("null")).otherwise(text)
 
 
-def _json_of_value(value: Column, data_type: DataType) -> Column:
+def _json_of_value(value: Column, data_type: DataType, in_lambda: bool) -> Column:
     if isinstance(data_type, NullType):
         return F.lit("null")
     if isinstance(data_type, BooleanType):
@@ -67,15 +68,22 @@ def _json_of_value(value: Column, data_type: DataType) -> Column:
     if isinstance(data_type, INTEGRAL):
         return value.cast("bigint").cast("string")
     if isinstance(data_type, DoubleType | FloatType):
+        if in_lambda:  # an array's or map's elements are written in a lambda
+            raise UnroutableKey(
+                f"a key holding {data_type.simpleString()}s in an array or map has no "
+                "canonical bytes Spark can write (the shortest digits of a double come from a "
+                "call Spark cannot make inside a lambda); cast them to string, or partition "
+                "this edge with spark_hash"
+            )
         return python_float_text(value.cast("double"))  # Python widens a float32 too
     if isinstance(data_type, StringType):
         return json_string(value)
     if isinstance(data_type, ArrayType):
         element = data_type.elementType
-        items = F.transform(value, lambda x: _json(x, element))
+        items = F.transform(value, lambda x: _json(x, element, in_lambda=True))
         return F.concat(F.lit("["), F.array_join(items, ","), F.lit("]"))
     if isinstance(data_type, StructType):
-        return _struct(value, data_type)
+        return _struct(value, data_type, in_lambda)
     if isinstance(data_type, MapType) and isinstance(data_type.keyType, StringType):
         entries = F.array_sort(
             F.map_entries(value),
@@ -84,7 +92,9 @@ def _json_of_value(value: Column, data_type: DataType) -> Column:
         v_type = data_type.valueType
         items = F.transform(
             entries,
-            lambda e: F.concat(json_string(e["key"]), F.lit(":"), _json(e["value"], v_type)),
+            lambda e: F.concat(
+                json_string(e["key"]), F.lit(":"), _json(e["value"], v_type, in_lambda=True)
+            ),
         )
         return F.concat(F.lit("{"), F.array_join(items, ","), F.lit("}"))
     raise UnroutableKey(
@@ -94,7 +104,7 @@ def _json_of_value(value: Column, data_type: DataType) -> Column:
     )
 
 
-def _struct(value: Column, data_type: StructType) -> Column:
+def _struct(value: Column, data_type: StructType, in_lambda: bool) -> Column:
     names = [f.name for f in data_type.fields]
     if len(set(names)) != len(names):
         raise UnroutableKey(
@@ -107,7 +117,7 @@ def _struct(value: Column, data_type: StructType) -> Column:
         label = json.dumps(name, ensure_ascii=False) + ":"
         if parts:
             label = "," + label
-        parts += [F.lit(label), _json(value.getField(name), types[name])]
+        parts += [F.lit(label), _json(value.getField(name), types[name], in_lambda=in_lambda)]
     return F.concat(F.lit("{"), *parts, F.lit("}"))
 
 
