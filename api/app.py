@@ -25,6 +25,7 @@ from api.routers import (
     metrics,
     partitions,
     scrape,
+    sdk_source,
     snapshots,
     web,
 )
@@ -118,6 +119,7 @@ def create_app(
         jobs.router,
         snapshots.router,
         logs.router,
+        sdk_source.router,
         events.router,
         metrics.router,
         dag_view.router,

@@ -58,9 +58,15 @@ return n - 1
 class JobLogSink:
     """Where one job's lines go: its capped list and its event stream in Redis."""
 
-    def __init__(self, client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        keys: Keys,
+        job_id: uuid.UUID,
+        settings: JobLogSettings | None = None,
+    ) -> None:
         self.client, self.keys, self.job_id = client, keys, job_id
-        self.settings = JobLogSettings()
+        self.settings = settings or JobLogSettings()
         self.append = client.register_script(_APPEND)
 
     def write(self, line: dict[str, Any]) -> None:
@@ -88,13 +94,14 @@ def read(client: RedisClient, keys: Keys, job_id: uuid.UUID, from_: int, size: i
     return LogPage(lines=lines, total=total, first=first)
 
 
-def exception_chain(error: BaseException) -> list[dict[str, str]]:
+def exception_chain(error: BaseException, limit: int | None = None) -> list[dict[str, str]]:
     """The error and its causes, outermost first: type, message, traceback (Python's, and a
-    Python processor's own as the Spark task reported it, which is in its message)."""
+    Python processor's own as the Spark task reported it, which is in its message), each cut
+    to ``limit`` characters (default: the setting)."""
     chain: list[dict[str, str]] = []
     seen: set[int] = set()
     current: BaseException | None = error
-    limit = JobLogSettings().max_line_chars
+    limit = limit or JobLogSettings().max_line_chars
     while current is not None and id(current) not in seen and len(chain) < 8:
         seen.add(id(current))
         chain.append(
@@ -132,7 +139,7 @@ def keep_job_lines(
             for k, v in fields.items()
         }
     if isinstance(error, BaseException):
-        line["exception"] = exception_chain(error)
+        line["exception"] = exception_chain(error, limit)
     with contextlib.suppress(Exception):  # keeping a line never fails the call, nor logs
         sink.write(line)
     return event_dict

@@ -108,6 +108,9 @@ class JobLogSettings(BaseSettings):
     """A field, message or traceback of a line is cut to this length."""
     page_max: int = Field(default=1_000, ge=1)
     """Lines one ``GET /v1/jobs/{id}/logs`` returns at most."""
+    task_max_lines: int = Field(default=1_000, ge=1)
+    """Lines one Spark task (a Python processor's logging and print) may add to its job's
+    log; past it, one line says how many more were left out."""
 
 
 class WorkerSettings(BaseSettings):

@@ -22,8 +22,10 @@ from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 from jetspark.retry import Retry, is_outage
+from jetspark.settings import JobLogSettings
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
+from worker.engine.python.task_logs import TASK_LOGS_KEY, task_logs_property
 from worker.live_metrics import JobReporter, MetricsReporting
 from worker.results import ResultsWriter
 from worker.timings import spark_jobs, stamp
@@ -88,16 +90,23 @@ def perform(
 
     With ``metrics``, the job's live metrics are published while it runs and its final
     document is stored with its last status (or, once a user cancelled it, beside it). With
-    ``logs`` (a Redis client and its keys), every line logged in this thread is kept with
-    the job (``jetspark.joblogs``).
+    ``logs`` (a Redis client and its keys), every line logged in this thread, and every line
+    its Python processors log or print in their Spark tasks, is kept with the job
+    (``jetspark.joblogs``, ``worker.engine.python.task_logs``).
     """
     if logs is None:
         _perform(held, spark=spark, sessions=sessions, engine_run=engine_run, worker=worker,
                  metrics=metrics)  # fmt: skip
         return
-    with job_logs(*logs, held.job.id):
-        _perform(held, spark=spark, sessions=sessions, engine_run=engine_run, worker=worker,
-                 metrics=metrics)  # fmt: skip
+    context = spark.sparkContext
+    # The job's Spark tasks (Python processors) keep their own lines too (``task_logs``).
+    context.setLocalProperty(TASK_LOGS_KEY, task_logs_property(held.job.id, JobLogSettings()))
+    try:
+        with job_logs(*logs, held.job.id):
+            _perform(held, spark=spark, sessions=sessions, engine_run=engine_run, worker=worker,
+                     metrics=metrics)  # fmt: skip
+    finally:
+        context.setLocalProperty(TASK_LOGS_KEY, None)  # type: ignore[arg-type]
 
 
 def _perform(

@@ -31,6 +31,8 @@ class SnapshotView(BaseModel):
     name: str | None
     created_at: datetime | None
     committed_at: datetime | None
+    bytes: int = 0
+    """The snapshot's size: its vertices' state, in bytes, summed."""
     vertices: dict[str, VertexState]
 
 

@@ -64,8 +64,9 @@ async function api(path, options = {}) {
 }
 
 // Follows an SSE endpoint until aborted; reconnects with Last-Event-ID after a drop.
-async function follow(path, onEvent, signal, onState) {
-  let lastId = null;
+// ``fromId``: the first connection's Last-Event-ID (to replay what came before).
+async function follow(path, onEvent, signal, onState, fromId) {
+  let lastId = fromId || null;
   while (!signal.aborted) {
     try {
       const headers = { Authorization: `Bearer ${token}`, Accept: "text/event-stream" };
@@ -166,7 +167,9 @@ function showList(signal) {
 }
 
 // ---- one job ------------------------------------------------------------------------------
-const throughput = [];
+const REPLAY_MS = 5 * 60 * 1000;
+let chart = null;
+let sources = [];
 
 function showJobView(job) {
   $("job-name").textContent = job.name;
@@ -175,12 +178,17 @@ function showJobView(job) {
   $("job-id").textContent = job.id;
   $("job-attempt").textContent = job.attempt;
   $("job-worker").textContent = job.worker || "-";
-  $("job-error").hidden = !job.error;
-  $("job-error").textContent = job.error ? `${job.error.type}: ${job.error.message}` : "";
+  $("job-created").textContent = formatStamp(job.created_at);
+  $("job-started").textContent = formatStamp(job.started_at);
+  $("job-finished").textContent = formatStamp(job.finished_at);
+  const began = job.started_at ? Date.parse(job.started_at) : null;
+  const ended = job.finished_at ? Date.parse(job.finished_at) : null;
+  $("job-ran").textContent = began && ended ? formatDuration(ended - began) : "-";
+  showError(job);
   for (const button of document.querySelectorAll("#job-view [data-action]")) {
     button.disabled = TERMINAL.has(job.status);
   }
-  if (job.last_snapshot) addSnapshot(job.last_snapshot);
+  if (TERMINAL.has(job.status) && results.jobId !== job.id) showResults(job.id);
 }
 
 function drawDag(view) {
@@ -217,65 +225,87 @@ function drawDag(view) {
     group.append(title, kind);
     canvas.append(group);
   });
+  sources = view.vertices.filter((v) => !view.edges.some((e) => e.to === v.name)).map((v) => v.name);
   const body = $("vertices").querySelector("tbody");
   body.replaceChildren(...view.vertices.map((v) => {
     const row = el("tr");
     row.dataset.vertex = v.name;
-    row.append(el("td", v.name), ...Array.from({ length: 6 }, () => el("td", "-")));
+    row.append(el("td", v.name), ...Array.from({ length: 7 }, () => el("td", "-")));
     return row;
   }));
 }
 
-function showMetrics(tick) {
-  let emitted = 0;
+// The job's throughput in a tick: items/s out of its sources (null when none told a rate).
+function sourceRate(tick) {
+  const rates = sources.map((name) => (tick.vertices || {})[name]?.items_out_per_s)
+    .filter((rate) => rate !== null && rate !== undefined);
+  return rates.length ? rates.reduce((a, b) => a + b, 0) : null;
+}
+
+function showMetrics(tick, charted = true) {
   for (const [name, m] of Object.entries(tick.vertices || {})) {
     const node = document.querySelector(`#dag .vertex[data-vertex="${CSS.escape(name)}"]`);
     if (node) node.setAttribute("class", `vertex bp-${m.backpressure_level || "ok"}`);
     const row = document.querySelector(`#vertices tr[data-vertex="${CSS.escape(name)}"]`);
-    if (row) {
-      const cells = row.children;
-      cells[1].textContent = m.items_in ?? "-";
-      cells[2].textContent = m.items_out ?? "-";
-      cells[3].textContent = m.coalesced_wm ?? "-";
-      cells[4].textContent = m.lag_ms ?? "-";
-      cells[5].textContent = m.queue_capacity ? `${m.queue_size}/${m.queue_capacity}` : "-";
-      cells[6].textContent = m.backpressure_ratio === undefined ? "-"
-        : `${m.backpressure_level} (${(100 * m.backpressure_ratio).toFixed(0)}%)`;
-    }
-    emitted += m.items_out_per_s || 0;
+    if (!row) continue;
+    const cells = row.children;
+    cells[1].textContent = formatCount(m.items_in);
+    cells[2].textContent = formatCount(m.items_out);
+    cells[3].textContent = m.items_out_per_s === null || m.items_out_per_s === undefined
+      ? "-" : `${formatCount(m.items_out_per_s)}/s`;
+    cells[4].textContent = m.idle ? "idle" : formatTime(m.coalesced_wm);
+    cells[4].title = m.coalesced_wm === null || m.coalesced_wm === undefined
+      ? "" : `${formatIso(m.coalesced_wm)} (${m.coalesced_wm} ms since the epoch)`;
+    cells[5].textContent = m.lag_ms === null || m.lag_ms === undefined
+      ? "-" : `lag ${formatDuration(m.lag_ms)}`;
+    cells[6].textContent = m.queue_capacity ? `${m.queue_size}/${m.queue_capacity}` : "-";
+    cells[7].textContent = m.backpressure_ratio === undefined ? "-"
+      : `${m.backpressure_level} (${(100 * m.backpressure_ratio).toFixed(0)}%)`;
   }
-  throughput.push(tick.items_out_per_s ?? emitted);
-  if (throughput.length > 60) throughput.shift();
-  const top = Math.max(1, ...throughput);
-  const points = throughput.map((v, i) => `${i * (320 / 59)},${46 - (44 * v) / top}`).join(" ");
-  $("sparkline").replaceChildren(svg("polyline", { points }));
+  $("metrics-at").textContent = tick.at_ms ? `as of ${formatTime(tick.at_ms)}` : "";
+  if (charted && tick.at_ms && chart) chart.add(tick.at_ms, sourceRate(tick));
 }
 
-function addSnapshot(snapshot) {
-  const text = `snapshot ${snapshot.snapshot_id ?? ""} ${snapshot.name || ""} epoch ${snapshot.epoch ?? "-"}`;
-  const known = [...$("snapshots").children].some((li) => li.textContent === text);
-  if (!known) $("snapshots").append(el("li", text));
+function refreshLogs(jobId) {
+  api(`/v1/jobs/${jobId}/logs?from=${logs.lastSeq + 1}&size=${LOG_TAIL}`)
+    .then((page) => addLogLines(jobId, page.lines)).catch((error) => say(error.message));
 }
 
 async function showJob(jobId, signal) {
   $("job-view").hidden = false;
-  throughput.length = 0;
   $("history").replaceChildren();
-  $("snapshots").replaceChildren();
-  $("sparkline").replaceChildren();
-  const [job, view] = await Promise.all([api(`/v1/jobs/${jobId}`), api(`/v1/jobs/${jobId}/dag`)]);
-  showJobView(job);
+  resetResults();
+  if (chart) chart.destroy();
+  chart = new ThroughputChart($("throughput"));
+  const [job, view, metrics] = await Promise.all([
+    api(`/v1/jobs/${jobId}`), api(`/v1/jobs/${jobId}/dag`), api(`/v1/jobs/${jobId}/metrics`),
+  ]);
   drawDag(view);
+  showJobView(job);
+  showMetrics(metrics, false); // the replay below charts the ticks, oldest first
+  showSnapshots(jobId);
+  showSdkSource(jobId).catch((error) => say(error.message));
+  await showLogs(jobId);
+  // Replay the last minutes of the job's event stream (its ids start with the time in ms):
+  // the chart and the log tail then show what happened before the page was opened.
+  const until = job.finished_at ? Date.parse(job.finished_at) : Date.now();
+  const replay = `0.${Math.max(0, until - REPLAY_MS)}-0`;
   follow(`/v1/jobs/${jobId}/events`, async (kind, data) => {
     if (kind === "status") {
-      $("history").append(el("li", `${data.from_status || "-"} → ${data.to_status}: ${data.cause}`));
+      $("history").append(el("li", `${formatStamp(data.at)} ${data.from_status || "-"} → ${data.to_status}: ${data.cause}`));
       showJobView(await api(`/v1/jobs/${jobId}`));
     } else if (kind === "metrics") {
       showMetrics(data);
     } else if (kind === "snapshot") {
-      addSnapshot(data);
+      loadSnapshots(jobId).catch((error) => say(error.message));
+    } else if (kind === "log") {
+      addLogLines(jobId, [data]);
+    } else if (kind === "end") {
+      // The worker's last lines may follow its last status change.
+      refreshLogs(jobId);
+      setTimeout(() => { if (!signal.aborted) refreshLogs(jobId); }, 2000);
     }
-  }, signal);
+  }, signal, undefined, replay);
 }
 
 // ---- wiring -------------------------------------------------------------------------------
@@ -289,6 +319,7 @@ function route() {
     say("Enter an API token (jetspark up prints one; it is also in .jetspark/token).");
     return;
   }
+  logs.jobId = snapshotsState.jobId = null;
   const match = location.hash.match(/^#\/jobs\/([0-9a-f-]{36})$/);
   if (match) showJob(match[1], viewAbort.signal).catch((error) => say(error.message));
   else showList(viewAbort.signal);
@@ -324,6 +355,10 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     });
   }
+  $("results-prev").addEventListener("click", () =>
+    loadResults(results.jobId, results.page - 1).catch((e) => say(e.message)));
+  $("results-next").addEventListener("click", () =>
+    loadResults(results.jobId, results.page + 1).catch((e) => say(e.message)));
   window.addEventListener("hashchange", route);
   route();
 });

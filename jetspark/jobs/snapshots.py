@@ -23,16 +23,17 @@ class SnapshotConflict(Exception):
 def summary(row: Snapshot) -> dict[str, Any]:
     """A committed snapshot as the API and the job view show it."""
     vertices = row.stats.get("vertices", {}) if row.stats else {}
+    states = {
+        name: {k: v.get(k, 0) for k in ("keys", "rows", "bytes")} for name, v in vertices.items()
+    }
     return {
         "snapshot_id": row.snapshot_id,
         "epoch": row.epoch,
         "name": row.name,
         "created_at": row.created_at.isoformat() if row.created_at else None,
         "committed_at": row.committed_at.isoformat() if row.committed_at else None,
-        "vertices": {
-            name: {k: v.get(k, 0) for k in ("keys", "rows", "bytes")}
-            for name, v in vertices.items()
-        },
+        "bytes": sum(state["bytes"] for state in states.values()),
+        "vertices": states,
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from jetspark.processor import AbstractProcessor, Context, Outbox
@@ -51,3 +52,19 @@ class FailOn(AbstractProcessor):
         if item[field] == self.context.args.get("value"):
             raise ValueError(f"refusing {field}={item[field]!r}")
         return self.try_emit(str(item[field]))
+
+
+class LogEach(AbstractProcessor):
+    """Passes ``{value}`` through, logging each item (``logging``, INFO, logger
+    ``jetspark.processors.diagnostics``) and printing it: checks that a processor's own lines
+    reach its job's log (args: ``field``, default ``value``)."""
+
+    output_schema = "value string"
+
+    def try_process0(self, item: Any) -> bool:
+        value = str(item[str(self.context.args.get("field", "value"))])
+        if not self.try_emit(value):
+            return False  # offered again: told once, when it went out
+        logging.getLogger(__name__).info("processor %d saw %s", self.context.global_index, value)
+        print(f"printed {value}")
+        return True

@@ -52,6 +52,11 @@ def test_a_failing_processors_traceback_is_in_the_jobs_logs(
     assert chain[0]["message"].startswith("vertex 'fail_on' failed: ValueError")
     told = json.dumps(chain)
     assert "refusing value=3" in told and "diagnostics.py" in told, json.dumps(chain, indent=1)
+    # The Spark task told its own error too, with the processor's traceback.
+    (task,) = [line for line in lines if line.get("fields", {}).get("source") == "task"]
+    assert task["level"] == "error" and task["fields"]["vertex"] == "fail_on"
+    assert task["event"].startswith("vertex 'fail_on' processor 0 failed in process: ValueError")
+    assert "refusing value=3" in json.dumps(task["exception"])
 
     # The FAILED view carries the same chain.
     view = http.get(f"/v1/jobs/{job.id}").json()
@@ -71,6 +76,39 @@ def test_a_failing_processors_traceback_is_in_the_jobs_logs(
             if line.startswith("event:")
         ]
     assert kinds.count("log") == len(lines) and kinds[-1] == "end"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_what_a_python_processor_logs_and_prints_is_in_its_jobs_logs(
+    client: Client, worker: Worker
+) -> None:
+    del worker
+    dag = DAG("chatty", {"members": 1, "local_parallelism": 2})
+    items = dag.new_vertex("items", "source.items", items=[{"value": v} for v in "abcd"])
+    chatty = dag.new_vertex(
+        "chatty", "python", **{"class": "jetspark.processors.diagnostics:LogEach"}
+    )
+    dag.edge(Edge.between(items, chatty)).edge(
+        Edge.between(chatty, dag.new_vertex("out", "sink.results"))
+    )
+    job = client.submit(dag)
+    client.wait(job, progress=False, check=True)
+    lines = client.logs(job)
+    told = [line for line in lines if line.get("fields", {}).get("vertex") == "chatty"]
+    logged = sorted(
+        line["event"].rsplit(" ", 1)[1]
+        for line in told
+        if line["fields"]["source"] == "logging:jetspark.processors.diagnostics"
+    )
+    printed = sorted(line["event"] for line in told if line["fields"]["source"] == "stdout")
+    assert logged == list("abcd"), lines
+    assert printed == [f"printed {v}" for v in "abcd"]
+    assert {line["level"] for line in told} == {"info"}
+    assert {line["fields"]["processor"] for line in told} <= {0, 1}
+    # Kept in the order they came, between the worker's own lines.
+    events = [line["event"] for line in lines]
+    assert events.index("job claimed") < lines.index(told[0]) < events.index("job completed")
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,3 +132,143 @@ def test_the_list_updates_live_and_shows_hostile_names_as_text(
     assert page.inner_text(f"{row} td a") == hostile
     assert page.evaluate("window.pwned") is None
     page.screenshot(path=str(artifacts_dir / "status-page-list.png"), full_page=True)
+
+
+def clicks_per_second(now_ms: int) -> dict[str, Any]:
+    """A stream of clicks stamped over the last minute, counted per user per second,
+    exactly once: watermarks near now, snapshots, 3 users x 60 windows of results."""
+    return {
+        "name": "clicks per second",
+        "dag": {
+            "vertices": [
+                {"name": "clicks", "processor": "source.sequence",
+                 "params": {"count": 1200, "rate_per_s": 300}},
+                {"name": "events", "processor": "map",
+                 "params": {"select": {"user": "seq % 3", "ts": f"{now_ms - 60_000} + seq * 50"}}},
+                {"name": "stamped", "processor": "insert_watermarks",
+                 "params": {"timestamp": "ts", "allowed_lag_ms": 500}},
+                {"name": "per_second", "processor": "window",
+                 "params": {"timestamp": "ts", "type": "tumbling", "size_ms": 1000, "key": "user",
+                            "aggregations": {"clicks": "count(*)"}}},
+                {"name": "out", "processor": "sink.results"},
+            ],
+            "edges": [
+                {"from": "clicks", "to": "events"},
+                {"from": "events", "to": "stamped"},
+                {"from": "stamped", "to": "per_second", "routing": "partitioned", "key": "user"},
+                {"from": "per_second", "to": "out"},
+            ],
+        },
+        "config": {"members": 1, "local_parallelism": 2,
+                   "processing_guarantee": "exactly_once", "snapshot_interval_ms": 500},
+    }  # fmt: skip
+
+
+def open_job(page: Any, job_id: str) -> None:
+    page.goto(page.url.split("#")[0] + f"#/jobs/{job_id}")
+    page.wait_for_selector("#job-view:not([hidden])")
+
+
+def wait_for_text(page: Any, selector: str, text: str, timeout_s: float = 30) -> None:
+    page.wait_for_function(
+        "([sel, t]) => [...document.querySelectorAll(sel)].some(n => n.textContent.includes(t))",
+        arg=[selector, text],
+        timeout=timeout_s * 1000,
+    )
+
+
+def texts(page: Any, selector: str) -> list[str]:
+    found: list[str] = page.eval_on_selector_all(selector, "ns => ns.map(n => n.textContent)")
+    return found
+
+
+def test_a_finished_stream_reads_as_times_a_chart_results_logs_snapshots_and_a_script(
+    page: Any, api_url: str, worker: Worker, artifacts_dir: Path
+) -> None:
+    import httpx
+
+    del worker
+    with httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        job_id = http.post("/v1/jobs", json=clicks_per_second(int(time.time() * 1000))).json()["id"]
+    open_job(page, job_id)
+    wait_for_status(page, "COMPLETED", timeout_s=180)
+
+    # Watermarks as local times, lag as a duration: no raw epoch milliseconds.
+    rows = page.eval_on_selector_all(
+        "#vertices tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))"
+    )
+    marked = [row for row in rows if row[4] != "-"]
+    assert {row[0] for row in marked} >= {"per_second"}, rows
+    for row in marked:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}", row[4]), rows
+        assert re.fullmatch(r"lag \d+ ms|lag \d+\.\d s|lag \d+ min \d+ s", row[5]), rows
+    assert not any(re.search(r"\d{12}", cell) for row in rows for cell in row), rows
+
+    # The chart has a time axis and an items/s axis, and points.
+    assert len(page.query_selector_all("#throughput .u-axis")) >= 2
+    assert int(page.get_attribute("#throughput", "data-points") or 0) >= 2
+    assert "items/s out of the sources" in " ".join(texts(page, "#throughput .u-legend th"))
+
+    # Results in a table, a page at a time.
+    page.wait_for_function("() => document.querySelectorAll('#results tbody tr').length === 50")
+    assert "clicks" in texts(page, "#results thead th")
+    assert page.inner_text("#results-range") == "rows 1 to 50"
+    page.click("#results-next")
+    wait_for_text(page, "#results-range", "rows 51 to 100")
+
+    # The log tail, snapshots with their size, and the SDK script.
+    wait_for_text(page, "#logs li", "job claimed")
+    wait_for_text(page, "#logs li", "job completed")
+    page.wait_for_selector("#snapshots tbody tr")
+    sizes = page.eval_on_selector_all(
+        "#snapshots tbody tr td:last-child", "ts => ts.map(t => t.textContent)"
+    )
+    assert sizes and all(re.fullmatch(r"\d+ B|\d+\.\d (KiB|MiB)", s) for s in sizes), sizes
+    wait_for_text(page, "#sdk-source", "from jetspark.sdk import DAG, Edge")
+    assert "dag.new_vertex('clicks', 'source.sequence'" in page.inner_text("#sdk-source")
+    page.screenshot(path=str(artifacts_dir / "status-page-stream.png"), full_page=True)
+
+
+def test_a_failed_jobs_exception_chain_and_its_processors_lines_are_shown_as_text(
+    page: Any, api_url: str, worker: Worker, artifacts_dir: Path
+) -> None:
+    import httpx
+
+    del worker
+    hostile = '<img src=x onerror="window.pwned=1">'
+    body = {
+        "name": hostile,
+        "dag": {
+            "vertices": [
+                {"name": "items", "processor": "source.items",
+                 "params": {"items": [{"value": "fine"}, {"value": hostile}]}},
+                {"name": "told", "processor": "python",
+                 "params": {"class": "jetspark.processors.diagnostics:LogEach"}},
+                {"name": "fail_on", "processor": "python",
+                 "params": {"class": "jetspark.processors.diagnostics:FailOn",
+                            "args": {"field": "value", "value": hostile}}},
+                {"name": "out", "processor": "sink.results"},
+            ],
+            "edges": [
+                {"from": "items", "to": "told"},
+                {"from": "told", "to": "fail_on"},
+                {"from": "fail_on", "to": "out"},
+            ],
+        },
+        "config": {"members": 1, "local_parallelism": 1},
+    }  # fmt: skip
+    with httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        job_id = http.post("/v1/jobs", json=body).json()["id"]
+    open_job(page, job_id)
+    wait_for_status(page, "FAILED")
+    assert page.inner_text("#job-name") == hostile
+    page.wait_for_selector("#job-error .chain > li")
+    chain = texts(page, "#job-error .chain > li > div")
+    assert chain[0].startswith("VertexFailed: vertex 'fail_on' failed: ValueError")
+    assert any(hostile in link for link in chain), chain
+    assert page.query_selector("#job-error .chain details pre") is not None
+    # The processor's own lines (logged and printed in its Spark task) are in the log tail.
+    wait_for_text(page, "#logs li", f"printed {hostile}")
+    wait_for_text(page, "#logs li", "job failed")
+    assert page.evaluate("() => window.pwned") is None
+    page.screenshot(path=str(artifacts_dir / "status-page-failed.png"), full_page=True)

@@ -44,6 +44,8 @@ def test_another_principals_job_is_not_found_wherever_it_is_asked_for(stack: Sta
             ("GET", f"/v1/jobs/{job_id}/metrics"),
             ("GET", f"/v1/jobs/{job_id}/watermarks"),
             ("GET", f"/v1/jobs/{job_id}/snapshots"),
+            ("GET", f"/v1/jobs/{job_id}/logs"),
+            ("GET", f"/v1/jobs/{job_id}/sdk"),
             ("GET", f"/v1/jobs/{job_id}/events"),
             ("POST", f"/v1/jobs/{job_id}/cancel"),
             ("POST", f"/v1/jobs/{job_id}/suspend"),

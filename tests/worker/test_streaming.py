@@ -247,6 +247,8 @@ def test_an_exported_snapshot_starts_a_rescaled_job_with_exact_windows(
     with sessions() as session:
         exported = snapshots.export_snapshot(session, first, name)
         assert exported.name == name and exported.stats["vertices"]["windows"]["rows"] > 0
+        told = snapshots.summary(exported)
+        assert told["bytes"] == sum(v["bytes"] for v in told["vertices"].values()) > 0
 
     # A DAG whose window state has another shape is refused, saying what differs.
     with pytest.raises(snapshots.SnapshotConflict, match=r"'windows' changed .*size_ms"):

@@ -41,6 +41,7 @@ from .progress import Progress
 from .result_page import ResultPage
 from .result_page_items_item import ResultPageItemsItem
 from .routing import Routing
+from .sdk_source import SdkSource
 from .snapshot_list import SnapshotList
 from .snapshot_view import SnapshotView
 from .snapshot_view_vertices import SnapshotViewVertices
@@ -99,6 +100,7 @@ __all__ = (
     "ResultPage",
     "ResultPageItemsItem",
     "Routing",
+    "SdkSource",
     "SnapshotList",
     "SnapshotView",
     "SnapshotViewVertices",

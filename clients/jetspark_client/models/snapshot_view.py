@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
@@ -33,6 +34,7 @@ class SnapshotView:
             name (None | str):
             snapshot_id (int):
             vertices (SnapshotViewVertices):
+            bytes_ (int | Unset):  Default: 0.
      """
 
     committed_at: datetime.datetime | None
@@ -41,6 +43,7 @@ class SnapshotView:
     name: None | str
     snapshot_id: int
     vertices: SnapshotViewVertices
+    bytes_: int | Unset = 0
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -70,6 +73,8 @@ class SnapshotView:
 
         vertices = self.vertices.to_dict()
 
+        bytes_ = self.bytes_
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -81,6 +86,8 @@ class SnapshotView:
             "snapshot_id": snapshot_id,
             "vertices": vertices,
         })
+        if bytes_ is not UNSET:
+            field_dict["bytes"] = bytes_
 
         return field_dict
 
@@ -143,6 +150,8 @@ class SnapshotView:
 
 
 
+        bytes_ = d.pop("bytes", UNSET)
+
         snapshot_view = cls(
             committed_at=committed_at,
             created_at=created_at,
@@ -150,6 +159,7 @@ class SnapshotView:
             name=name,
             snapshot_id=snapshot_id,
             vertices=vertices,
+            bytes_=bytes_,
         )
 
 

@@ -113,6 +113,7 @@ class PythonOp(Op):
             metrics_url=ctx.metrics_url,
             metrics_cluster=ctx.metrics_cluster,
             epoch=epoch,
+            redis=ctx.redis,
         )
         if epoch is not None:
             return self._in_epoch(ctx, plan, struct)

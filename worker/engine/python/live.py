@@ -36,7 +36,8 @@ _clients: dict[tuple[str, bool], RedisClient] = {}
 """One client per URL per Python worker process (Spark reuses its Python workers)."""
 
 
-def _client(url: str, cluster: bool) -> RedisClient:
+def task_redis(url: str, cluster: bool = False) -> RedisClient:
+    """The Python worker's client of ``url`` (one per process, reused by its tasks)."""
     client = _clients.get((url, cluster))
     if client is None:
         client = _clients[url, cluster] = connect(url, cluster=cluster, socket_timeout=5)
@@ -148,7 +149,7 @@ def live_report(
     queue_capacity: int,
 ) -> LiveReport:
     """A started report; it writes only with both a Redis URL and a hash key."""
-    client = _client(url, cluster) if url and key else None
+    client = task_redis(url, cluster) if url and key else None
     return LiveReport(
         tasklet, clock, member=member, queue_capacity=queue_capacity, client=client, key=key
     ).start()

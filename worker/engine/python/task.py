@@ -28,6 +28,7 @@ from jetspark.processor.runtime.tasklet import (
     ProcessorFailed,
     ProcessorTasklet,
 )
+from worker.engine.contract import RedisTarget
 from worker.engine.python.arrow_io import (
     NUMBER,
     STATE,
@@ -42,6 +43,7 @@ from worker.engine.python.arrow_io import (
     split_restore,
 )
 from worker.engine.python.live import PROCESSORS_KEY, OutputClock, live_report
+from worker.engine.python.task_logs import task_logs
 from worker.engine.state_columns import PARTITION, PROCESSOR
 
 STATE_BATCH_ROWS = 8_192
@@ -85,6 +87,9 @@ class TaskPlan:
     """``metrics_url`` names a node of a Redis Cluster."""
     epoch: EpochTask | None = None
     """Set in an epoch run (a streaming job)."""
+    redis: RedisTarget | None = None
+    """The job's Redis: where the task's own log lines go when its job keeps them
+    (``task_logs.TASK_LOGS_KEY``)."""
 
 
 def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -92,9 +97,16 @@ def run_partition(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
 
     task = TaskContext.get()
     index = task.partitionId() if task is not None else 0
-    if plan.epoch is not None:
-        yield from _run_epoch(plan, plan.epoch, index, batches)
-        return
+    with task_logs(plan.redis, plan.vertex, index):
+        if plan.epoch is not None:
+            yield from _run_epoch(plan, plan.epoch, index, batches)
+        else:
+            yield from _run_batch(plan, task, index, batches)
+
+
+def _run_batch(
+    plan: TaskPlan, task: Any, index: int, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     processor = _create(plan, index)
     context = _context(plan, index)
     output = OutputBatches(plan.schema, plan.tagged)
