@@ -15,8 +15,12 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 import psycopg
+import structlog
 
 from jetspark.jobs.orchestration import CHANNEL
+from jetspark.retry import OutageLog, run_forever
+
+log = structlog.get_logger("jetspark.api.notifications")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,7 @@ class JobChangeListener:
         self.waiters: dict[uuid.UUID | None, set[asyncio.Event]] = defaultdict(set)
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
+        self.outage = OutageLog("job change listener", log)
 
     async def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name="job-change-listener")
@@ -127,22 +132,27 @@ class JobChangeListener:
                 await self.task
 
     async def _run(self) -> None:
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    self.cache.reset(enabled=True)
-                    self.ready.set()
-                    self._wake_all()  # changes while we were away: let waiters re-read
-                    async for note in conn.notifies():
-                        self._wake(note.payload)
-            except asyncio.CancelledError:
-                self.cache.reset(enabled=False)
-                raise
-            except Exception:
-                self.cache.reset(enabled=False)
-                self.ready.clear()
-                await asyncio.sleep(1.0)  # reconnect backoff, not synchronisation
+        try:
+            await run_forever(self._listen, self.outage, on_failure=self._lost)
+        finally:
+            self.cache.reset(enabled=False)
+
+    async def _listen(self) -> None:
+        """One LISTEN connection, until it fails."""
+        async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            self.cache.reset(enabled=True)
+            self.ready.set()
+            self.outage.recovered()
+            self._wake_all()  # changes while we were away: let waiters re-read
+            async for note in conn.notifies():
+                self._wake(note.payload)
+
+    def _lost(self, error: BaseException) -> None:
+        """NOTIFYs sent while the listener is away are lost: serve no cached view then."""
+        del error
+        self.cache.reset(enabled=False)
+        self.ready.clear()
 
     def _wake(self, payload: str) -> None:
         """``payload`` is ``<job id>:<version>:<status>``."""

@@ -13,12 +13,11 @@ import contextlib
 from datetime import UTC, datetime, timedelta
 
 import structlog
-import tenacity
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from api.notifications import JobChangeListener
-from jetspark.retry import OutageLog, backoff
+from jetspark.retry import OutageLog, run_forever
 from jetspark.settings import WebhookSettings
 from jetspark.webhooks import outbox
 from jetspark.webhooks.delivery import Outcome, deliver, make_client
@@ -29,11 +28,6 @@ log = structlog.get_logger("jetspark.webhooks")
 
 MIN_WAIT_S = 0.05
 """Shortest nap when a due row is held by another process's claim."""
-
-
-def _not_cancelled(error: BaseException) -> bool:
-    """Any error is waited out (logged once), but a cancel stops the deliverer."""
-    return not isinstance(error, asyncio.CancelledError)
 
 
 class Deliverer:
@@ -72,20 +66,7 @@ class Deliverer:
         await self.client.aclose()
 
     async def _run(self) -> None:
-        retrying = tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_exception(_not_cancelled),
-            wait=backoff(),
-            before_sleep=self._failed,
-        )
-        while True:
-            async for attempt in retrying:
-                with attempt:
-                    await self._cycle()
-                    self.outage.recovered()
-
-    def _failed(self, state: tenacity.RetryCallState) -> None:
-        if state.outcome is not None and (error := state.outcome.exception()) is not None:
-            self.outage.failed(error)
+        await run_forever(self._cycle, self.outage)
 
     async def _cycle(self) -> None:
         """Claim what is due (as many as there are free slots), then wait for a reason to

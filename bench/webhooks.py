@@ -13,26 +13,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import threading
 import time
-import uuid
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import uvicorn
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
+from bench.submit_latency import fresh_database, percentile, services
 from jetspark.dag.model import JobSpec
-from jetspark.db.engine import make_engine, normalize_url
-from jetspark.db.migrate import upgrade
+from jetspark.db.engine import make_engine
 from jetspark.jobs import service
-from jetspark.settings import DagLimits, DatabaseSettings, RedisSettings, WebhookSettings
+from jetspark.settings import DagLimits, WebhookSettings
 from jetspark.webhooks.targets import TargetPolicy
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "word-count.json"
@@ -83,31 +80,6 @@ def receiver(arrivals: Arrivals) -> ThreadingHTTPServer:
     return server
 
 
-def services(home: Path) -> tuple[str, str]:
-    database, redis_url = DatabaseSettings().url, RedisSettings().url
-    if not database:
-        from jetspark.embedded.postgres import EmbeddedPostgres
-
-        database = EmbeddedPostgres(home / "pg").start()
-    if not redis_url:
-        from jetspark.embedded.redis import EmbeddedRedis
-
-        redis_url = EmbeddedRedis(home / "redis").start()
-    return database, redis_url
-
-
-def fresh_database(server_url: str) -> str:
-    name = f"jetspark_bench_hooks_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(normalize_url(server_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    rendered = make_url(normalize_url(server_url)).set(database=name)
-    url = rendered.render_as_string(hide_password=False)
-    upgrade(url)
-    return url
-
-
 def serve(app: Any) -> uvicorn.Server:
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
@@ -122,8 +94,9 @@ def serve(app: Any) -> uvicorn.Server:
 
 
 def run(jobs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
-        database, redis_url = services(Path(home))
+    with ExitStack() as stack:
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="jetspark-bench-"))
+        database, redis_url = stack.enter_context(services(Path(home)))
         url = fresh_database(database)
         arrivals = Arrivals()
         hook = receiver(arrivals)
@@ -158,13 +131,12 @@ def run(jobs: int) -> dict[str, Any]:
             api.should_exit = True
             hook.shutdown()
             engine.dispose()
-        ordered = sorted(latencies)
         return {
-            "deliveries": len(ordered),
-            "p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p99_ms": round(ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000, 2),
-            "max_ms": round(ordered[-1] * 1000, 2),
-            "min_ms": round(ordered[0] * 1000, 2),
+            "deliveries": len(latencies),
+            **{
+                f"{name}_ms": round(percentile(latencies, q) * 1000, 2)
+                for name, q in (("min", 0.0), ("p50", 0.5), ("p99", 0.99), ("max", 1.0))
+            },
         }
 
 

@@ -7,9 +7,10 @@ starts (a warning naming what failed) and once when it ends, not at every attemp
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis
@@ -170,3 +171,34 @@ def always(error: BaseException) -> bool:
     """``retry_on`` for a loop that must survive any error (logged once, then backed off)."""
     del error
     return True
+
+
+async def run_forever(
+    cycle: Callable[[], Awaitable[None]],
+    outage: OutageLog,
+    *,
+    on_failure: Callable[[BaseException], None] | None = None,
+    settings: RetrySettings | None = None,
+) -> None:
+    """Await ``cycle`` again and again until cancelled: the asyncio loops' one policy.
+
+    Any failure but a cancel is logged once per outage, handed to ``on_failure`` and waited
+    out with ``backoff``; a cycle that returns ends the outage.
+    """
+
+    def failed(state: tenacity.RetryCallState) -> None:
+        if state.outcome is not None and (error := state.outcome.exception()) is not None:
+            outage.failed(error)
+            if on_failure is not None:
+                on_failure(error)
+
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception(lambda e: not isinstance(e, asyncio.CancelledError)),
+        wait=backoff(settings),
+        before_sleep=failed,
+    )
+    while True:
+        async for attempt in retrying:
+            with attempt:
+                await cycle()
+                outage.recovered()

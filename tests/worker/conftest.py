@@ -21,6 +21,7 @@ from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
+from jetspark.redis_client import RedisClient
 from jetspark.settings import DagLimits, WorkerSettings
 from tests.databases import fresh_database
 from worker.engine import run_job
@@ -65,8 +66,15 @@ def keys(redis_namespace: str) -> Keys:
 
 
 @pytest.fixture
+def worker_redis(redis_client: redis.Redis) -> RedisClient:
+    """The Redis the workers and ``submit`` use: the session's one; a module overrides it
+    (the Redis Cluster tests)."""
+    return redis_client
+
+
+@pytest.fixture
 def make_worker(
-    spark: SparkSession, sessions: sessionmaker[Session], redis_client: redis.Redis, keys: Keys
+    spark: SparkSession, sessions: sessionmaker[Session], worker_redis: RedisClient, keys: Keys
 ) -> Iterator[Callable[..., Worker]]:
     made: list[Worker] = []
 
@@ -74,13 +82,13 @@ def make_worker(
         worker = Worker(
             spark=spark,
             sessions=sessions,
-            client=redis_client,
+            client=worker_redis,
             keys=keys,
             engine_run=run_job,
             settings=settings,
             worker_id=worker_id,
         )
-        stream.ensure_group(redis_client, keys)
+        stream.ensure_group(worker_redis, keys)
         made.append(worker)
         return worker
 
@@ -92,14 +100,14 @@ def make_worker(
 
 @pytest.fixture
 def submit(
-    sessions: sessionmaker[Session], redis_client: redis.Redis, keys: Keys
+    sessions: sessionmaker[Session], worker_redis: RedisClient, keys: Keys
 ) -> Callable[[dict[str, Any]], uuid.UUID]:
     def submit_body(body: dict[str, Any]) -> uuid.UUID:
         with sessions() as session:
             job = service.submit_job(
                 session, spec=JobSpec.model_validate(body), limits=DagLimits()
             ).job
-            stream.announce(redis_client, keys, job.id)
+            stream.announce(worker_redis, keys, job.id)
             return job.id
 
     return submit_body

@@ -10,24 +10,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark import joblogs
-from jetspark.dag.model import JobSpec
-from jetspark.jobs import service
-from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient, fail_fast
-from jetspark.settings import DagLimits
 from tests.redis_cluster import Node, RedisClusterServers, poll
-from tests.worker.conftest import FAST, drive_until, status_of
+from tests.worker.conftest import drive_until, status_of
 from tests.worker.test_streaming import (
     assert_exact_windows,
     committed_snapshot,
     windowed_stream,
 )
-from worker.engine import run_job
 from worker.loop import Worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -41,47 +35,29 @@ def cluster_client(redis_cluster: RedisClusterServers) -> Iterator[RedisClient]:
 
 
 @pytest.fixture
-def make_worker(
-    spark: SparkSession,
+def worker_redis(cluster_client: RedisClient) -> RedisClient:
+    """The workers and ``submit`` (``tests.worker.conftest``) use the cluster."""
+    return cluster_client
+
+
+def snapshotting_stream(
+    name: str,
+    count: int,
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    worker: Worker,
     sessions: sessionmaker[Session],
-    cluster_client: RedisClient,
-    keys: Keys,
-) -> Iterator[Callable[[str], Worker]]:
-    made: list[Worker] = []
-
-    def make(worker_id: str) -> Worker:
-        worker = Worker(
-            spark=spark,
-            sessions=sessions,
-            client=cluster_client,
-            keys=keys,
-            engine_run=run_job,
-            settings=FAST,
-            worker_id=worker_id,
-        )
-        stream.ensure_group(cluster_client, keys)
-        made.append(worker)
-        return worker
-
-    yield make
-    for worker in made:
-        worker.stop_running_jobs()
-        worker.pool.shutdown(wait=True)
-
-
-@pytest.fixture
-def submit(
-    sessions: sessionmaker[Session], cluster_client: RedisClient, keys: Keys
-) -> Callable[[dict[str, Any]], uuid.UUID]:
-    def submit_body(body: dict[str, Any]) -> uuid.UUID:
-        with sessions() as session:
-            job = service.submit_job(
-                session, spec=JobSpec.model_validate(body), limits=DagLimits()
-            ).job
-            stream.announce(cluster_client, keys, job.id)
-            return job.id
-
-    return submit_body
+) -> tuple[uuid.UUID, Worker]:
+    """A windowed stream with one backup per snapshot, driven until two snapshots committed."""
+    body = windowed_stream(name, count=count, members=1)
+    body["config"]["backup_count"] = 1
+    job_id = submit(body)
+    drive_until(
+        [worker],
+        lambda: committed_snapshot(sessions, job_id) >= 2,
+        what="snapshots",
+        deadline_s=180,
+    )
+    return job_id, worker
 
 
 def state_keys(
@@ -153,16 +129,7 @@ def test_a_killed_primarys_replica_takes_over_and_the_windows_stay_exact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
-    body = windowed_stream("failover", count=5000, members=1)
-    body["config"]["backup_count"] = 1
-    job_id = submit(body)
-    worker = make_worker("f")
-    drive_until(
-        [worker],
-        lambda: committed_snapshot(sessions, job_id) >= 2,
-        what="snapshots",
-        deadline_s=180,
-    )
+    job_id, worker = snapshotting_stream("failover", 5000, submit, make_worker("f"), sessions)
     held = state_keys(cluster_client, keys, job_id, sessions)
     before = committed_snapshot(sessions, job_id)
     # A primary holding state; not the node the URL names (a new client's first contact),
@@ -204,23 +171,13 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "300")
-    body = windowed_stream("rebalanced", count=12_000, members=1)
-    body["config"]["backup_count"] = 1
     # A new primary with a replica of its own (a snapshot write WAITs for one).
     added = redis_cluster.new_node()
     redis_cluster.meet(added)
     backup = redis_cluster.new_node()
     redis_cluster.meet(backup)
     redis_cluster.make_replica(backup, added)
-
-    job_id = submit(body)
-    worker = make_worker("r")
-    drive_until(
-        [worker],
-        lambda: committed_snapshot(sessions, job_id) >= 2,
-        what="snapshots",
-        deadline_s=180,
-    )
+    job_id, worker = snapshotting_stream("rebalanced", 12_000, submit, make_worker("r"), sessions)
     held = state_keys(cluster_client, keys, job_id, sessions)
     # Every slot with state, and slots from all over, as a rebalance would move them.
     slots = sorted({redis_cluster.slot_of(k) for k in held} | set(range(0, 16384, 16)))
