@@ -10,8 +10,14 @@ two-stage aggregate), ``join`` (hash_join of 1k dims x 10k facts). Each is submi
 ``--runs`` times one after another (after 3 warm-up runs); a run's latency is from the POST to
 the client seeing COMPLETED (long-poll ``?wait_s`` with ``If-None-Match``). Against: the same
 work hand-written in PySpark in the worker's warm session (``warm``), and one cold
-``spark-submit`` of the tiny work (``cold``). Then jobs/s: ``--throughput-jobs`` tiny jobs from
-1, 4 and 16 concurrent clients, with ``max_concurrent_jobs`` 2 and 4.
+``spark-submit`` of the tiny work (``cold``).
+
+Then jobs/s as users would see it: ``jetspark up`` (``bench.stack``: the API, one worker and
+its Spark JVM, PostgreSQL and Redis each in their own processes) with ``max_concurrent_jobs``
+2 and 4; after ``--throughput-warmup`` tiny jobs (the JVM's JIT settles), ``--throughput-jobs``
+tiny jobs from 1, 4 and 16 concurrent clients, each client one job after another. With each
+rate, the CPU milliseconds one job cost in each part of the stack: on a machine of C cores, N
+clients can reach at most C / (CPU per job) jobs/s, whatever the server does.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from pyspark.sql import functions as F
 from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
+from bench.stack import running_stack
 from bench.submit_latency import fresh_database, services
 from jetspark.db.engine import make_engine
 from jetspark.queue import stream
@@ -233,9 +240,9 @@ def warm_worker(
         engine.dispose()
 
 
-def throughput(url: str, clients: int, jobs: int) -> float:
+def throughput(url: str, token: str, clients: int, jobs: int) -> float:
     """Jobs/s: ``jobs`` tiny jobs submitted by ``clients`` clients, each one after another."""
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+    headers = {"Authorization": f"Bearer {token}"}
 
     def client_loop(count: int) -> None:
         with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
@@ -250,11 +257,37 @@ def throughput(url: str, clients: int, jobs: int) -> float:
     return jobs / (time.perf_counter() - started)
 
 
+def throughput_on_stack(jobs: int, warmup: int) -> dict[str, Any]:
+    """Jobs/s and CPU ms per job by part, through ``jetspark up`` with one worker."""
+    rates: dict[str, Any] = {}
+    for max_jobs in (2, 4):
+        env = {"JETSPARK_WORKER_MAX_CONCURRENT_JOBS": str(max_jobs)}
+        with running_stack(workers=1, extra_env=env) as stack:
+            stack.wait_workers_warm()
+            throughput(stack.url, stack.token, 2, warmup)
+            for clients in (1, 4, 16):
+                before = stack.cpu_seconds_by_part()
+                rate = throughput(stack.url, stack.token, clients, jobs)
+                after = stack.cpu_seconds_by_part()
+                cpu_ms = {
+                    part: round((after[part] - before.get(part, 0.0)) / jobs * 1000, 1)
+                    for part in after
+                }
+                cpu_ms["total"] = round(sum(cpu_ms.values()), 1)
+                rates[f"max_jobs={max_jobs} clients={clients}"] = {
+                    "jobs_per_s": round(rate, 2),
+                    "cpu_ms_per_job": cpu_ms,
+                }
+                print(max_jobs, clients, f"{rate:.2f} jobs/s", json.dumps(cpu_ms), flush=True)
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--workloads", default="tiny,wordcount,join")
-    parser.add_argument("--throughput-jobs", type=int, default=48)
+    parser.add_argument("--throughput-jobs", type=int, default=96)
+    parser.add_argument("--throughput-warmup", type=int, default=60)
     parser.add_argument("--no-cold", action="store_true")
     parser.add_argument("--no-throughput", action="store_true")
     args = parser.parse_args()
@@ -277,40 +310,32 @@ def main() -> None:
         with (
             live_server(app) as url,
             httpx.Client(base_url=url, headers=headers, timeout=120) as http,
+            warm_worker(spark, database, redis_url, namespace, 2),
         ):
-            with warm_worker(spark, database, redis_url, namespace, 2):
-                for name in args.workloads.split(","):
-                    make_body, hand = WORKLOADS[name]
-                    for _ in range(3):
-                        run_once(http, make_body())
-                        hand(spark)
-                    api, warm, slowest = [], [], None
-                    for _ in range(args.runs):
-                        seconds, view = run_once(http, make_body())
-                        api.append(seconds)
-                        if slowest is None or seconds > slowest[0]:
-                            slowest = (seconds, view.get("timings"))
-                        started = time.perf_counter()
-                        hand(spark)
-                        warm.append(time.perf_counter() - started)
-                    report[name] = {
-                        "api": percentiles(api),
-                        "hand_written_warm": percentiles(warm),
-                        "ratio_p50": statistics.median(warm) / statistics.median(api),
-                        "slowest_timings": slowest[1] if slowest else None,
-                    }
-                    print(name, json.dumps(report[name]["api"]), flush=True)
-            if not args.no_throughput:
-                rates: dict[str, float] = {}
-                for max_jobs in (2, 4):
-                    with warm_worker(spark, database, redis_url, namespace, max_jobs):
-                        run_once(http, tiny())
-                        for clients in (1, 4, 16):
-                            rate = throughput(url, clients, args.throughput_jobs)
-                            rates[f"max_jobs={max_jobs} clients={clients}"] = rate
-                            print(max_jobs, clients, f"{rate:.2f} jobs/s", flush=True)
-                report["jobs_per_s"] = rates
+            for name in args.workloads.split(","):
+                make_body, hand = WORKLOADS[name]
+                for _ in range(3):
+                    run_once(http, make_body())
+                    hand(spark)
+                api, warm, slowest = [], [], None
+                for _ in range(args.runs):
+                    seconds, view = run_once(http, make_body())
+                    api.append(seconds)
+                    if slowest is None or seconds > slowest[0]:
+                        slowest = (seconds, view.get("timings"))
+                    started = time.perf_counter()
+                    hand(spark)
+                    warm.append(time.perf_counter() - started)
+                report[name] = {
+                    "api": percentiles(api),
+                    "hand_written_warm": percentiles(warm),
+                    "ratio_p50": statistics.median(warm) / statistics.median(api),
+                    "slowest_timings": slowest[1] if slowest else None,
+                }
+                print(name, json.dumps(report[name]["api"]), flush=True)
         spark.stop()
+    if not args.no_throughput:
+        report["jobs_per_s"] = throughput_on_stack(args.throughput_jobs, args.throughput_warmup)
     if not args.no_cold:
         report["cold_spark_submit_tiny_s"] = cold_submit()
     print(json.dumps(report, indent=2))

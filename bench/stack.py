@@ -69,6 +69,26 @@ class RunningStack:
             for name, part in sorted(parts.items())
         }
 
+    def cpu_seconds_by_part(self) -> dict[str, float]:
+        """CPU seconds (user + system, with reaped children) used so far, per part."""
+        parts: dict[str, float] = {}
+        for proc in self.processes():
+            try:
+                times = proc.cpu_times()
+                name = _part(proc)
+            except psutil.Error:
+                continue
+            used = times.user + times.system + times.children_user + times.children_system
+            parts[name] = parts.get(name, 0.0) + used
+        return parts
+
+    def wait_workers_warm(self, deadline_s: float = 180.0) -> None:
+        deadline = time.monotonic() + deadline_s
+        while not self.workers_warm():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"workers not warm after {deadline_s} s")
+            time.sleep(0.2)  # polling log files a starting worker writes, with a deadline
+
     def workers_warm(self) -> bool:
         """Every worker has built its SparkSession and entered its loop."""
         logs = sorted((self.home / "logs").glob("worker-*.log"))
