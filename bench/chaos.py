@@ -118,6 +118,7 @@ def body(count: int, map_name: str, out_dir: Path) -> dict[str, Any]:
             "local_parallelism": 1,
             "processing_guarantee": "exactly_once",
             "snapshot_interval_ms": 200,
+            "epoch_interval_ms": 200,
         },
     }
 

@@ -102,6 +102,7 @@ def stream_body() -> dict[str, Any]:
             "local_parallelism": 1,
             "processing_guarantee": "exactly_once",
             "snapshot_interval_ms": 200,
+            "epoch_interval_ms": 200,
         },
     }
 

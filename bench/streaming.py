@@ -94,6 +94,7 @@ def pipeline(guarantee: str, *, rate: int | None, interval_ms: int) -> dict[str,
             "local_parallelism": 2,
             "processing_guarantee": guarantee,
             "snapshot_interval_ms": interval_ms,
+            "epoch_interval_ms": interval_ms,
         },
     }
 

@@ -168,8 +168,8 @@ class StreamSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_STREAM_")
 
     epoch_interval_ms: int = 1000
-    """Epoch length of jobs without a processing guarantee (with one, an epoch lasts
-    ``snapshot_interval_ms``: every epoch ends at a snapshot barrier)."""
+    """Epoch length of streaming jobs whose config sets no ``epoch_interval_ms``; snapshots
+    are taken apart from epochs, every ``snapshot_interval_ms``."""
     max_items_per_epoch: int = 2_000_000
     """What a source may read in one epoch at most (a backlog is worked off over several)."""
 

@@ -2,9 +2,10 @@
 
 A planned epoch is a ``snapshots`` row without ``committed_at``: its ranges are written before
 the epoch runs, so a replay after a crash reads exactly the same items. The epoch's commit
-turns the row into a committed snapshot (or, without a guarantee, just records results) in
-one transaction with the epoch's ``sink.results`` records and the job's progress; a worker
-that lost the job is refused by its fencing token and commits nothing.
+writes its ``sink.results`` records and the job's progress in one transaction, and either
+turns the row into a committed snapshot (an epoch that ends at a snapshot) or marks it
+``results_committed``: a replay of that epoch from an older snapshot writes its records
+once only. A worker that lost the job is refused by its fencing token and commits nothing.
 """
 
 from __future__ import annotations
@@ -118,13 +119,28 @@ class PgEpochLog:
                     n: {"items_in": c.items_in, "items_out": c.items_out} for n, c in counts.items()
                 },
             )
-            self.results.write(session, commit.results)
+            planned = self._planned(session, commit.epoch)
+            replayed = planned is not None and bool(planned.stats.get("results_committed"))
+            if not replayed:  # a replayed epoch's results are in already
+                self.results.write(session, commit.results)
+                if planned is not None and commit.snapshot is None:
+                    planned.stats = {**planned.stats, "results_committed": True}
             dropped: list[SnapshotRecord] = []
             if commit.snapshot is not None:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
             session.commit()
             self.results.committed()
             return dropped
+
+    def _planned(self, session: Session, epoch: int) -> Snapshot | None:
+        """The epoch's planned row (exactly-once), while no snapshot committed it."""
+        return session.execute(
+            select(Snapshot).where(
+                Snapshot.job_id == self.job_id,
+                Snapshot.snapshot_id == epoch,
+                Snapshot.committed_at.is_(None),
+            )
+        ).scalar_one_or_none()
 
     def _committed(self, session: Session, record: SnapshotRecord) -> bool:
         committed = session.execute(

@@ -80,6 +80,10 @@ class JobConfig(InputModel):
     partition_count: PositiveInt = 271
     processing_guarantee: ProcessingGuarantee = ProcessingGuarantee.none
     snapshot_interval_ms: PositiveInt = 10_000
+    """How often a stream's state is saved (under a guarantee), apart from its epochs."""
+    epoch_interval_ms: PositiveInt | None = None
+    """How often a stream's epochs run, so how often results flow, whatever the guarantee
+    (None: the worker's ``JETSPARK_STREAM_EPOCH_INTERVAL_MS``)."""
     initial_snapshot: str | None = None
     backup_count: Annotated[int, Field(ge=0, le=6)] = 0
     """Redis replicas that must acknowledge each snapshot write (``WAIT``) before it commits."""

@@ -86,6 +86,8 @@ class InsertWatermarksParams(Params):
     timestamp: Expr
     allowed_lag_ms: Annotated[int, Field(ge=0)] = 0
     idle_timeout_ms: Annotated[int, Field(ge=1)] | None = None
+    max_lull_ms: Annotated[int, Field(ge=1)] | None = None
+    """An input quiet this long has its watermark advanced with the wall clock (a lull)."""
 
 
 class WindowParams(Params):

@@ -9,5 +9,6 @@
 - ``diagnostics``: ``PartitionProbe`` and ``FailOn``, to check a deployment's wiring.
 - ``streaming``: ``RunningCount`` (state kept in snapshots across epochs), ``PassThrough``
   (forwards and checks watermarks), ``FixedWatermark`` (emits a watermark that does not
-  increase, failing its job).
+  increase, failing its job), ``InstanceCount`` (counts the instances a processor has been
+  created as, across epochs).
 """

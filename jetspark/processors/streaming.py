@@ -1,8 +1,9 @@
 """Processors for streaming jobs: state kept in snapshots, watermarks forwarded or emitted.
 
-In a streaming job every epoch runs fresh processor instances: what a processor keeps
-between epochs is what it saves in ``save_to_snapshot`` and gets back through
-``restore_from_snapshot`` (docs/PYTHON_PROCESSORS.md, "In streaming jobs").
+In a streaming job an instance usually lives from epoch to epoch, but the state that must
+survive a restart (or an epoch that runs in another Python worker) is what it saves in
+``save_to_snapshot`` and gets back through ``restore_from_snapshot``
+(docs/PYTHON_PROCESSORS.md, "In streaming jobs").
 """
 
 from __future__ import annotations
@@ -90,11 +91,12 @@ class PassThrough(AbstractProcessor):
 
 class FixedWatermark(AbstractProcessor):
     """Passes ``item[field]`` (default ``seq``) on as ``{value}`` and emits the watermark
-    ``args.watermark`` once per epoch, from ``try_process`` (as a processor emitting
-    watermarks during lulls does); the watermarks it is offered are dropped.
+    ``args.watermark`` from ``try_process`` (as a processor emitting watermarks during lulls
+    does) once at the start and again after every inbox it processed; the watermarks it is
+    offered are dropped.
 
-    The second epoch emits the same watermark again, which is not allowed: a job with this
-    processor fails naming its vertex (for tests of that rule).
+    The second emission repeats the first, which is not allowed: a job with this processor
+    fails naming its vertex (for tests of that rule).
     """
 
     output_schema = "value bigint"
@@ -103,17 +105,52 @@ class FixedWatermark(AbstractProcessor):
         super().init(outbox, context)
         self.field = str(context.args.get("field", "seq"))
         self.watermark = int(context.args.get("watermark", 0))
-        self.emitted = False
+        self.due = True
 
     def try_process0(self, item: Any) -> bool:
-        return self.try_emit(item[self.field])
+        if not self.try_emit(item[self.field]):
+            return False
+        self.due = True
+        return True
 
     def try_process(self) -> bool:
-        if not self.emitted:
+        if self.due:
             if not self.try_emit_watermark(self.watermark):
                 return False
-            self.emitted = True
+            self.due = False
         return True
 
     def try_process_watermark(self, watermark: int) -> bool:
         return True
+
+
+class InstanceCount(AbstractProcessor):
+    """Emits ``{seq, processor, created, epochs}`` per item: how many instances processor g
+    has been created as so far in this job, and in how many epochs it saved its state.
+
+    Both counts are kept in its snapshot, so they run on across instances: with fresh
+    instances every epoch ``created`` equals ``epochs`` (plus one); with instances kept from
+    epoch to epoch it stays far below. For tests of that rule (docs/PYTHON_PROCESSORS.md).
+    args: ``field`` (the item's sequence field, default ``seq``).
+    """
+
+    output_schema = "seq bigint, processor int, created int, epochs int"
+
+    def init(self, outbox: Outbox, context: Context) -> None:
+        super().init(outbox, context)
+        self.field = str(context.args.get("field", "seq"))
+        self.created, self.epochs = 1, 0
+
+    def try_process0(self, item: Any) -> bool:
+        row = (item[self.field], self.context.global_index, self.created, self.epochs)
+        return self.try_emit(row)
+
+    def save_to_snapshot(self) -> bool:
+        if not self.outbox.offer_to_snapshot(None, (self.created, self.epochs + 1)):
+            return False
+        self.epochs += 1
+        return True
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        for _, (created, epochs) in iter(inbox.poll, None):
+            self.created, self.epochs = self.created + created, max(self.epochs, epochs)

@@ -82,6 +82,7 @@ def recovery_body(map_name: str, out_dir: Path) -> dict[str, Any]:
             "local_parallelism": 2,
             "processing_guarantee": "exactly_once",
             "snapshot_interval_ms": 200,
+            "epoch_interval_ms": 200,
         },
     }
 

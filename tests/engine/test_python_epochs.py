@@ -233,3 +233,50 @@ def test_python_state_follows_its_keys_when_the_parallelism_changes(
         (str(k), i) for k in range(KEYS) for i in range(1, len(range(k, COUNT, KEYS)) + 1)
     )
     assert got == expected  # no key restarted its count on a processor that lacked its state
+
+
+def instance_count_body(count: int, *, local_parallelism: int = 2) -> dict[str, Any]:
+    return job_body(
+        [
+            {
+                "name": "src",
+                "processor": "source.sequence",
+                "params": {"count": count, "rate_per_s": 10_000_000},
+            },
+            {
+                "name": "counted",
+                "processor": "python",
+                "params": {"class": "jetspark.processors.streaming:InstanceCount"},
+            },
+            {"name": "out", "processor": "sink.results", "local_parallelism": 1},
+        ],
+        [{"from": "src", "to": "counted"}, {"from": "counted", "to": "out"}],
+        members=1,
+        local_parallelism=local_parallelism,
+    )
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_python_processor_instances_live_across_epochs(
+    run_dag: RunDag, monkeypatch: pytest.MonkeyPatch, parallelism: int
+) -> None:
+    """Over 20 epochs a processor is created far fewer times than it runs: an epoch run in
+    the Python worker that kept its instance takes it back (no ``init``, no restore).
+    Fresh instances every epoch would make ``created == epochs``.
+
+    With one processor one Python worker runs every epoch: one instance. With two on two
+    cores, Spark hands its idle Python workers out in turn, so an epoch's task often runs
+    in the worker that kept the other processor's instance and restores (a third to two
+    thirds of the epochs here): only "fewer instances than epochs" holds for sure."""
+    _many_epochs(monkeypatch, per_epoch=50)
+    outcome, _ = run_dag(instance_count_body(1000, local_parallelism=parallelism))
+    rows = outcome.results["out"]
+    assert sorted(r["seq"] for r in rows) == list(range(1000))
+    epochs, created = 0, 0
+    for g in range(parallelism):
+        mine = [r for r in rows if r["processor"] == g]
+        epochs += max(r["epochs"] for r in mine)
+        created += max(r["created"] for r in mine)
+    assert epochs >= 15 * parallelism, f"only {epochs} processor epochs"
+    most = 2 if parallelism == 1 else epochs - 2
+    assert created <= most, f"{created} instances in {epochs} processor epochs"

@@ -125,3 +125,24 @@ def test_marks_survive_a_snapshot_and_a_rescale_takes_the_lowest() -> None:
     wider = plan_of({"routing": "broadcast"}, lp=3)
     rescaled = WatermarkTracker.from_json(tracker.to_json(), wider)
     assert [m.forwarded for m in rescaled.of("stamp")] == [990, 990, 990]
+
+
+def test_a_quiet_input_advances_with_the_wall_clock_after_max_lull() -> None:
+    plan = plan_of({"routing": "broadcast"})
+    tracker = WatermarkTracker.for_plan(plan)
+
+    def lull(tops: dict[int, int], now_ms: int) -> None:
+        tracker.observe_events(
+            "stamp", tops, allowed_lag_ms=10, idle_timeout_ms=None, now_ms=now_ms, max_lull_ms=300
+        )
+
+    lull({0: 1000, 1: 1000}, now_ms=5000)
+    lull({1: 1100}, now_ms=5200)  # processor 0 quiet for 200 ms: below the lull, it waits
+    assert [m.forwarded for m in tracker.of("stamp")] == [990, 1090]
+    lull({1: 1200}, now_ms=5400)  # 400 ms: top + 400 - lag
+    assert [m.forwarded for m in tracker.of("stamp")] == [1390, 1190]
+    lull({}, now_ms=5900)  # both quiet: each from its own last item
+    assert [m.forwarded for m in tracker.of("stamp")] == [1890, 1690]
+    assert tracker.coalesce(plan, "next") == {0: 1690, 1: 1690}
+    lull({0: 1500}, now_ms=6000)  # speaks again below its lull watermark: it stays
+    assert tracker.of("stamp")[0].forwarded == 1890

@@ -55,6 +55,7 @@ def streaming_body(name: str, *, count: int, rate: int, guarantee: str) -> dict[
             "local_parallelism": 2,
             "processing_guarantee": guarantee,
             "snapshot_interval_ms": 300,
+            "epoch_interval_ms": 300,
         },
     }
 
@@ -163,6 +164,7 @@ def windowed_stream(
             "local_parallelism": 1,
             "processing_guarantee": "exactly_once",
             "snapshot_interval_ms": 100,
+            "epoch_interval_ms": 100,
             "initial_snapshot": initial_snapshot,
         },
     }

@@ -26,6 +26,7 @@ class JobConfig:
     """ 
         Attributes:
             backup_count (int | Unset):  Default: 0.
+            epoch_interval_ms (int | None | Unset):
             initial_snapshot (None | str | Unset):
             local_parallelism (int | None | Unset):
             max_processor_accumulated_records (int | None | Unset):
@@ -38,6 +39,7 @@ class JobConfig:
      """
 
     backup_count: int | Unset = 0
+    epoch_interval_ms: int | None | Unset = UNSET
     initial_snapshot: None | str | Unset = UNSET
     local_parallelism: int | None | Unset = UNSET
     max_processor_accumulated_records: int | None | Unset = UNSET
@@ -54,6 +56,12 @@ class JobConfig:
 
     def to_dict(self) -> dict[str, Any]:
         backup_count = self.backup_count
+
+        epoch_interval_ms: int | None | Unset
+        if isinstance(self.epoch_interval_ms, Unset):
+            epoch_interval_ms = UNSET
+        else:
+            epoch_interval_ms = self.epoch_interval_ms
 
         initial_snapshot: None | str | Unset
         if isinstance(self.initial_snapshot, Unset):
@@ -107,6 +115,8 @@ class JobConfig:
         })
         if backup_count is not UNSET:
             field_dict["backup_count"] = backup_count
+        if epoch_interval_ms is not UNSET:
+            field_dict["epoch_interval_ms"] = epoch_interval_ms
         if initial_snapshot is not UNSET:
             field_dict["initial_snapshot"] = initial_snapshot
         if local_parallelism is not UNSET:
@@ -134,6 +144,16 @@ class JobConfig:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         backup_count = d.pop("backup_count", UNSET)
+
+        def _parse_epoch_interval_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        epoch_interval_ms = _parse_epoch_interval_ms(d.pop("epoch_interval_ms", UNSET))
+
 
         def _parse_initial_snapshot(data: object) -> None | str | Unset:
             if data is None:
@@ -204,6 +224,7 @@ class JobConfig:
 
         job_config = cls(
             backup_count=backup_count,
+            epoch_interval_ms=epoch_interval_ms,
             initial_snapshot=initial_snapshot,
             local_parallelism=local_parallelism,
             max_processor_accumulated_records=max_processor_accumulated_records,

@@ -19,7 +19,10 @@ passes the coalesced watermark on:
     WATERMARK       try_process_watermark(wm) once the epoch's items are processed
     COMPLETE        complete(), in the final epoch only
     SNAPSHOT        save_to_snapshot(), the snapshot bucket drained into ``on_snapshot``
-    CLOSE           close(), then DONE
+    CLOSE           close(), then DONE; skipped (DONE at once) when the instance is kept
+                    for the next epoch (``EpochWork.keep``)
+
+A processor kept from an earlier epoch (``initialised=True``) is not initialised again.
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ class EpochWork:
     """The coalesced watermark to offer once the inbox is processed (None: it did not rise)."""
     final: bool = False
     """The stream ends with this epoch: ``complete()`` is called before the snapshot."""
+    keep: bool = False
+    """The instance lives on into the next epoch: ``close()`` is not called after the
+    snapshot (only if a callback fails)."""
 
 
 class State(StrEnum):
@@ -130,6 +136,7 @@ class ProcessorTasklet:
         epoch: EpochWork | None = None,
         on_snapshot: Callable[[list[tuple[Any, Any]]], None] | None = None,
         on_watermarks: Callable[[list[int]], None] | None = None,
+        initialised: bool = False,
     ) -> None:
         self.processor, self.context, self.outbox = processor, context, outbox
         self.events = events
@@ -145,7 +152,10 @@ class ProcessorTasklet:
         self.idle_calls = 0
         self.no_progress_limit = no_progress_limit
         self.last_call = ""
-        self._initialised = False
+        self._initialised = initialised
+        """``init`` was called (on a processor kept from an earlier epoch, before this)."""
+        if initialised:
+            self.metrics.cooperative = bool(processor.is_cooperative())
         self.epoch = epoch
         self.on_snapshot = on_snapshot
         self.on_watermarks = on_watermarks
@@ -257,7 +267,8 @@ class ProcessorTasklet:
         if entries and self.on_snapshot is not None:
             self.on_snapshot(entries)
         if done:
-            self.state = State.CLOSE
+            kept = self.epoch is not None and self.epoch.keep
+            self.state = State.DONE if kept else State.CLOSE
         else:
             self._progress(bool(entries))
 

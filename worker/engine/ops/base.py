@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -104,6 +104,17 @@ class Op:
         if not self.forwards_own_watermarks:
             epoch.watermarks.pass_through(vertex)
 
+    def wakes(
+        self,
+        state: DataFrame | None,
+        before: Mapping[int, int | None],
+        after: Mapping[int, int | None],
+    ) -> bool:
+        """In an epoch without input, its coalesced watermarks went from ``before`` to
+        ``after`` (a lull): has it work for Spark now (a window to close)? Else the epoch
+        runs no Spark job."""
+        return False
+
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         """As a source in an epoch run (no inbound edge): how it moves through its input.
         Any op without input of its own emits everything in the first epoch."""
@@ -113,6 +124,12 @@ class Op:
     def unbounded(cls, params: BaseModel) -> bool:
         """As a source: does it make its job a streaming job (run in epochs until stopped)?"""
         return False
+
+    @classmethod
+    def endless(cls, params: BaseModel) -> bool:
+        """As a source: is it never read to its end? An unbounded source is, unless it
+        streams a bounded input at a pace (a ``source.sequence`` with a count and a rate)."""
+        return cls.unbounded(params)
 
 
 class SourceOp(Op):

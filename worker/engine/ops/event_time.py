@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 from pydantic import BaseModel
@@ -13,8 +14,9 @@ from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.ops.base import Op, OpContext, params_of
+from worker.engine.state_columns import PROCESSOR
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.windowing import window_step
+from worker.engine.windowing import END, window_step
 
 
 class InsertWatermarksOp(Op):
@@ -65,6 +67,7 @@ def observe_watermarks(
         allowed_lag_ms=params.allowed_lag_ms,
         idle_timeout_ms=params.idle_timeout_ms,
         now_ms=epoch.now_ms,
+        max_lull_ms=params.max_lull_ms,
     )
 
 
@@ -77,6 +80,26 @@ class WindowOp(Op):
     computes them observes the timestamps upstream on the way (``InsertWatermarksOp``)."""
 
     coalesces_itself = True
+
+    def __init__(self) -> None:
+        self.ends: tuple[DataFrame, dict[int, int]] | None = None
+        """The state last looked at and each processor's earliest open window end in it."""
+
+    def wakes(
+        self,
+        state: DataFrame | None,
+        before: Mapping[int, int | None],
+        after: Mapping[int, int | None],
+    ) -> bool:
+        """A window closes when the watermark reaches its end: the earliest end per
+        processor is read once per state (one small job over the checkpointed state)."""
+        if state is None:
+            return False
+        if self.ends is None or self.ends[0] is not state:
+            rows = state.groupBy(PROCESSOR).agg(F.min(END).alias("end")).collect()
+            self.ends = (state, {int(r[PROCESSOR]): int(r["end"]) for r in rows})
+        ends = self.ends[1]
+        return any(wm is not None and g in ends and wm >= ends[g] for g, wm in after.items())
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.WindowParams)

@@ -4,7 +4,8 @@ The processor runtime it runs in each Spark task is ``worker.engine.python``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -70,7 +71,9 @@ class PythonOp(Op):
     In an epoch run (a streaming job) the processors' snapshot entries become the vertex's
     state (``epoch.state_out``), restored into the next epoch's processors before any item,
     and the watermarks they emit are recorded with the tracker (``forwards_own_watermarks``).
-    The class comes only from the job's ``allowed_modules``.
+    The instances live on in the Python workers from epoch to epoch (``python.instances``):
+    each epoch's tasks are told this run and the epoch whose state a kept instance must
+    hold to be taken back. The class comes only from the job's ``allowed_modules``.
     """
 
     forwards_own_watermarks = True
@@ -78,6 +81,12 @@ class PythonOp(Op):
     def __init__(self) -> None:
         self.metrics: dict[str, Any] = {}
         """The last run's metrics accumulator per vertex name (for the metrics issue)."""
+        self.run = uuid.uuid4().hex
+        """Names this run of the job to the Python workers' instance caches: a job's ops
+        are made anew at each start, restart and replay, so no instance outlives its run."""
+        self.generations: dict[str, int] = {}
+        """Per vertex, the epoch whose tasks ran last in this run: the state its kept
+        instances hold, and the state the next epoch's restore entries are."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = ctx.params
@@ -88,7 +97,7 @@ class PythonOp(Op):
         outbound = ctx.outbound
         tagged = len(outbound) > 1
         struct = _output_struct(declared_schema(processor_class, params.args), tagged)
-        epoch = _epoch_task(ctx)
+        epoch = self._epoch_task(ctx)
         if epoch is not None:
             struct = _epoch_struct(struct)
         accumulator = ctx.spark.sparkContext.accumulator({}, LatestMetrics())
@@ -138,6 +147,8 @@ class PythonOp(Op):
             for r in reports
             if r[KIND] == WATERMARKS
         )
+        # Every task of the epoch ran to its end: the instances they kept hold its state.
+        self.generations[name] = ctx.epoch.epoch
         for g, _, wm in marks:  # raises WatermarkNotIncreasing naming the vertex
             ctx.epoch.watermarks.forward(name, g, wm)
         if any(r[KIND] == SUMMARY and r[NUMBER] for r in reports):
@@ -170,6 +181,41 @@ class PythonOp(Op):
             return inputs[0]
         return packed_frame(inputs, ctx.inbound, ctx.vertex.parallelism)
 
+    def wakes(
+        self,
+        state: DataFrame | None,
+        before: Mapping[int, int | None],
+        after: Mapping[int, int | None],
+    ) -> bool:
+        """A risen watermark is offered to the processors (``try_process_watermark``, after
+        ``try_process``): a lull runs one small Spark job for them."""
+        return any(
+            wm is not None and (before.get(g) is None or wm > (before.get(g) or 0))
+            for g, wm in after.items()
+        )
+
+    def _epoch_task(self, ctx: OpContext) -> EpochTask | None:
+        if ctx.epoch is None:
+            return None
+        name = ctx.vertex.name
+        before = ctx.epoch.wm_before.get(name, {})
+        offers: dict[int, int] = {}
+        for g, wm in ctx.epoch.wm_after.get(name, {}).items():
+            previous = before.get(g)
+            if wm is not None and (previous is None or wm > previous):
+                offers[g] = wm  # it rose: offered once the epoch's items are processed
+        return EpochTask(
+            restore=name in ctx.epoch.state_in,
+            watermarks=offers,
+            final=ctx.epoch.final,
+            partition_count=ctx.partition_count,
+            run=self.run,
+            generation=ctx.epoch.epoch,
+            # The state carried in is what the vertex's last epoch in this run left (a
+            # quiet epoch carries it unchanged); the first epoch of a run restores.
+            expects=self.generations.get(name),
+        )
+
     def last_metrics(self, vertex: str) -> dict[str, Any]:
         """``vertex/index`` → ``TaskletMetrics`` as a dict, from the last run of ``vertex``."""
         accumulator = self.metrics.get(vertex)
@@ -178,24 +224,6 @@ class PythonOp(Op):
 
 def _run(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     return run_partition(plan, batches)
-
-
-def _epoch_task(ctx: OpContext) -> EpochTask | None:
-    if ctx.epoch is None:
-        return None
-    name = ctx.vertex.name
-    before = ctx.epoch.wm_before.get(name, {})
-    offers: dict[int, int] = {}
-    for g, wm in ctx.epoch.wm_after.get(name, {}).items():
-        previous = before.get(g)
-        if wm is not None and (previous is None or wm > previous):
-            offers[g] = wm  # it rose: offered once the epoch's items are processed
-    return EpochTask(
-        restore=name in ctx.epoch.state_in,
-        watermarks=offers,
-        final=ctx.epoch.final,
-        partition_count=ctx.partition_count,
-    )
 
 
 def _epoch_struct(struct: StructType) -> StructType:

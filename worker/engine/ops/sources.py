@@ -61,6 +61,11 @@ class SequenceSourceOp(SourceOp):
         assert isinstance(params, p.SequenceSource)
         return params.count is None or params.rate_per_s is not None
 
+    @classmethod
+    def endless(cls, params: BaseModel) -> bool:
+        assert isinstance(params, p.SequenceSource)
+        return params.count is None
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.SequenceSource)
         n = ctx.vertex.parallelism

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
 from worker.engine.expressions import user_column
+from worker.engine.joining import join_step, joined
 from worker.engine.ops.base import Op, OpContext, params_of
-from worker.engine.routing import (
-    SLOT,
-    by_processor,
-)
+from worker.engine.routing import by_processor
 
 
 class MapOp(Op):
@@ -32,29 +32,35 @@ class FlatMapOp(Op):
 
 
 class HashJoinOp(Op):
-    """Ordinal 0 is the build side (consumed first, by its priority), ordinal 1 the probe.
-
-    Processor g joins the probe items it received with the build items it received: the join
-    condition includes ``SLOT`` and both sides are hash-partitioned on it with P partitions,
-    so Spark joins them in place (a shuffled hash join that builds on the build side). The
-    output is the probe item's fields plus the build item's, the probe's winning a clash.
+    """Ordinal 0 is the build side (consumed first, by its priority), ordinal 1 the probe
+    (``joining``). In a stream the build side is state carried from epoch to epoch, and the
+    probe items wait while a bounded build side is still being read (``joining.join_step``).
     """
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.HashJoinParams)
         n = ctx.vertex.parallelism
         build, probe = (by_processor(frame, n) for frame in ctx.inputs)
-        fields = [c for c in probe.columns if c != SLOT]
-        extra = [c for c in build.columns if c not in probe.columns]
-        build = build.select(
-            F.col(SLOT).alias("__build_slot"),
-            user_column(params.build_key).alias("__build_key"),
-            *extra,
+        epoch = ctx.epoch
+        if epoch is None:
+            return joined(build, probe, params)
+        name = ctx.vertex.name
+        build_sources = epoch.upstream_sources(ctx.inbound[0].source)
+        complete_before, complete_after = epoch.complete(build_sources)
+        step = join_step(
+            build,
+            probe,
+            epoch.state_in.get(name),
+            params,
+            edges=(ctx.inbound[0], ctx.inbound[1]),
+            parallelism=n,
+            partition_count=ctx.partition_count,
+            complete_before=complete_before,
+            ready=complete_after or bool(build_sources & epoch.endless),
+            keep=partial(epoch.checkpointed, name),
         )
-        probe = probe.withColumn("__probe_key", user_column(params.probe_key))
-        on = (F.col(SLOT) == F.col("__build_slot")) & (F.col("__probe_key") == F.col("__build_key"))
-        joined = probe.join(build.hint("shuffle_hash"), on, params.how)
-        return joined.select(*fields, *extra)
+        epoch.state_out[name] = step.state
+        return step.output
 
 
 class SortOp(Op):

@@ -3,10 +3,12 @@
 ``run_partition`` is the ``mapInArrow`` function. Processor g of the vertex is the task's
 Spark partition g (SPEC §4). The allow-list is checked again here, on the worker.
 
-In an epoch of a streaming job (``TaskPlan.epoch``) the task restores the processor's state
-from the entries at the head of its input, offers the coalesced watermark once the items
-are processed, saves the state, and returns the entries and the watermarks the processor
-emitted as extra rows (``arrow_io.EPOCH_FIELDS``).
+In an epoch of a streaming job (``TaskPlan.epoch``) the task takes back the processor
+instance this Python worker kept from the previous epoch (``instances``), or else creates
+one and restores its state from the entries at the head of its input; it offers the
+coalesced watermark once the items are processed, saves the state, keeps the instance for
+the next epoch, and returns the entries and the watermarks the processor emitted as extra
+rows (``arrow_io.EPOCH_FIELDS``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from worker.engine.python.arrow_io import (
     source_events,
     split_restore,
 )
+from worker.engine.python.instances import PROCESS_CACHE, LiveInstance
 from worker.engine.python.live import PROCESSORS_KEY, OutputClock, live_report
 from worker.engine.python.task_logs import task_logs
 from worker.engine.state_columns import PARTITION, PROCESSOR
@@ -59,6 +62,13 @@ class EpochTask:
     """Per processor g, the coalesced watermark to offer (only those that rose)."""
     final: bool
     partition_count: int
+    run: str = ""
+    """This run of the job (new at each start, restart or replay): where instances live."""
+    generation: int = 0
+    """This epoch: the generation of the state the instances hold after it."""
+    expects: int | None = None
+    """The generation a kept instance must hold to be taken back (the epoch whose state
+    this one restores); None: no instance may be, every task restores (``instances``)."""
 
 
 @dataclass(frozen=True)
@@ -154,24 +164,36 @@ def _context(plan: TaskPlan, index: int) -> Context:
 def _run_epoch(
     plan: TaskPlan, epoch: EpochTask, index: int, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    restore: list[tuple[Any, Any]] | None = None
-    if epoch.restore:
+    pickled: list[tuple[bytes, bytes]] = []
+    if epoch.restore:  # sent to every task: a miss below restores from them
         pickled, batches = split_restore(batches)
-        restore = [(pickle.loads(k), pickle.loads(v)) for k, v in pickled]
-    processor = _create(plan, index)
+    key = (epoch.run, plan.vertex, index)
+    live = PROCESS_CACHE.take(key, epoch.expects)
+    restore: list[tuple[Any, Any]] | None = None
+    if live is None:
+        live = LiveInstance(
+            _create(plan, index), Outbox(plan.outbox_capacities), _context(plan, index), -1
+        )
+        if epoch.restore:
+            restore = [(pickle.loads(k), pickle.loads(v)) for k, v in pickled]
+        created = True
+    else:
+        live.outbox.refusals, live.outbox.first_refusal_ns = 0, None  # counted per epoch
+        created = False
     output = OutputBatches(plan.schema, plan.tagged, epoch=True)
     saved: list[tuple[Any, Any]] = []
     marks = WatermarkReport()
     tasklet = ProcessorTasklet(
-        processor,
-        _context(plan, index),
-        Outbox(plan.outbox_capacities),
+        live.processor,
+        live.context,
+        live.outbox,
         _events(plan, batches, exhaust=epoch.final),
         output.add,
         queue_sizes=plan.queue_sizes,
-        epoch=EpochWork(restore, epoch.watermarks.get(index), epoch.final),
+        epoch=EpochWork(restore, epoch.watermarks.get(index), epoch.final, keep=not epoch.final),
         on_snapshot=saved.extend,
         on_watermarks=marks.add,
+        initialised=not created,
     )
     while tasklet.step():
         if output.full():
@@ -203,6 +225,9 @@ def _run_epoch(
     yield output.internal_batch(SUMMARY, {PROCESSOR: [index], NUMBER: [len(saved)]}, 1)
     if plan.metrics is not None:
         plan.metrics.add({f"{plan.vertex}/{index}": tasklet.metrics.as_dict()})
+    if not epoch.final:  # reached only when Spark took every batch: the task succeeded
+        live.generation = epoch.generation
+        PROCESS_CACHE.keep(key, live)
 
 
 def entry_partition(key: Any, processor: int, partition_count: int) -> int:

@@ -10,9 +10,11 @@ offsets; under exactly-once it first replays the planned epochs exactly.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -78,9 +80,13 @@ class _Stream:
         guarantee = spec.config.processing_guarantee
         self.snapshots = guarantee is not ProcessingGuarantee.none
         self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
-        self.interval_ms = (
-            spec.config.snapshot_interval_ms if self.snapshots else self.settings.epoch_interval_ms
-        )
+        self.interval_ms = spec.config.epoch_interval_ms or self.settings.epoch_interval_ms
+        """Epochs run this often whatever the guarantee: results flow at this pace."""
+        self.snapshot_s = spec.config.snapshot_interval_ms / 1000
+        self.snapshot_due = 0.0
+        """When the next snapshot is due (``time.monotonic``); the first epoch takes one."""
+        self.snapshot_epoch = 0
+        """The epoch the last snapshot was taken at (or restored from)."""
         self.redis_url = control.redis.url
         self.job_redis_cluster = control.redis.cluster
         self.keys = Keys(control.redis.namespace)
@@ -92,6 +98,9 @@ class _Stream:
             s: self.ops[s].planner(control.redis) if s in self.ops else OncePlanner()
             for s in self.sources
         }
+        self.endless = frozenset(
+            s for s in self.sources if s in self.ops and self.ops[s].endless(dag.params[s])
+        )
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
@@ -137,6 +146,7 @@ class _Stream:
             log.warning("snapshot lost: replaying from the sources' beginning", reason=str(lost))
             self.durable(epochs.reset)
             return self.from_the_beginning()
+        self.snapshot_epoch = restored.epoch
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
         if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
@@ -233,7 +243,8 @@ class _Stream:
         while True:
             if self.control.cancelled.is_set():
                 raise JobCancelled(f"job {self.job.id} was asked to stop")
-            if self.control.handover.is_set():
+            handover = self.control.handover.is_set()
+            if handover and (not self.snapshots or self.snapshot_epoch == epoch):
                 self.await_commit()  # the last snapshot: the next worker starts from it
                 raise JobHandedOver(f"job {self.job.id} handed over after epoch {epoch}")
             epoch += 1
@@ -243,20 +254,21 @@ class _Stream:
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
             if ranges is None:
-                if self._interrupted(max(0.0, next_start - time.monotonic())):
+                # Handing over, one more epoch ends at a snapshot, without waiting.
+                if not handover and self._interrupted(max(0.0, next_start - time.monotonic())):
                     epoch -= 1
                     continue
                 ranges = self.plan_ranges(offsets)
                 if self.exactly_once and self.control.epochs is not None:
                     self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
+            done_before = self.read_to_end(offsets)
             offsets = {
                 s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
                 for s in self.sources
             }
-            final = all(
-                self.planners[s].exhausted(self.dag.params[s], offsets[s]) for s in self.sources
-            )
+            done_after = self.read_to_end(offsets)
+            final = len(done_after) == len(self.sources)
             scope = EpochScope(
                 epoch=epoch,
                 final=final,
@@ -266,15 +278,21 @@ class _Stream:
                 watermarks=tracker,
                 state_in=self.state,
                 job_t0_ms=self.job_t0_ms,
+                done_before=done_before,
+                done_after=done_after,
+                endless=self.endless,
             )
             execution = Execution(self.spark, self.plan, self.dag, self.control, scope, self.ops)
             execution.sink_results = scope.results
             began = time.monotonic()
             try:
-                if final or not all(self.planners[s].is_empty(ranges[s]) for s in self.sources):
-                    run_vertices(execution, self.job)
-                else:
+                quiet = not final and all(
+                    self.planners[s].is_empty(ranges[s]) for s in self.sources
+                )
+                if quiet and not self.wakes(scope):
                     self.quiet_epoch(scope)
+                else:
+                    run_vertices(execution, self.job)
                 self.barrier(scope, offsets, execution.counters.counts())
             finally:
                 execution.release()
@@ -293,6 +311,12 @@ class _Stream:
                     sources=self.sources,
                     sinks=self.sinks,
                 )
+
+    def read_to_end(self, offsets: dict[str, Any]) -> frozenset[str]:
+        """The sources these offsets put at their end."""
+        return frozenset(
+            s for s in self.sources if self.planners[s].exhausted(self.dag.params[s], offsets[s])
+        )
 
     def _interrupted(self, wait_s: float) -> bool:
         """Wait for the next epoch's start; True when asked to stop or hand over first."""
@@ -313,6 +337,25 @@ class _Stream:
         ranges["__now_ms"] = now
         ranges["__job_t0_ms"] = self.job_t0_ms
         return ranges
+
+    def wakes(self, scope: EpochScope) -> bool:
+        """Has an epoch without input work for Spark? Only when an op ``wakes`` at its new
+        watermarks (a lull closing a window): the watermarks are moved on a copy first, so
+        an epoch with nothing to compute runs no Spark job."""
+        trial = replace(
+            scope,
+            watermarks=copy.deepcopy(scope.watermarks),
+            wm_before={},
+            wm_after={},
+            state_out={},
+            deferred=[],
+        )
+        self.quiet_epoch(trial)
+        return any(
+            op.wakes(self.state.get(name), trial.wm_before.get(name, {}), trial.wm_after[name])
+            for name, op in self.ops.items()
+            if name in trial.wm_after
+        )
 
     def quiet_epoch(self, scope: EpochScope) -> None:
         """No source has anything new: watermarks still move (idle inputs), Spark rests."""
@@ -356,11 +399,26 @@ class _Stream:
         self.marks = StreamMarks(scope.epoch, marks_of(scope.watermarks, self.late))
         self.state = carried
         counted = {n: VertexCounts(c.items_in, c.items_out) for n, c in self.counts.items()}
-        snapshot = self.snapshot_offsets(scope, offsets, counted) if self.snapshots else None
+        snapshot = None
+        if self.snapshot_taken(scope):
+            snapshot = self.snapshot_offsets(scope, offsets, counted)
         self.await_commit()
         self.pending = self.committer.submit(
             self.durable, self.commit, scope.epoch, scope.results, carried, snapshot, counted
         )
+
+    def snapshot_taken(self, scope: EpochScope) -> bool:
+        """Does this epoch end at a snapshot? Under a guarantee, every
+        ``snapshot_interval_ms``, at the stream's end and before a handover. Epochs between
+        snapshots commit their results all the same; a restore replays them (exactly-once)
+        or runs them again (at-least-once)."""
+        if not self.snapshots:
+            return False
+        now = time.monotonic()
+        if not (scope.final or self.control.handover.is_set() or now >= self.snapshot_due):
+            return False
+        self.snapshot_due, self.snapshot_epoch = now + self.snapshot_s, scope.epoch
+        return True
 
     def await_commit(self) -> None:
         """Wait for the previous epoch's commit; its failure fails the job here."""

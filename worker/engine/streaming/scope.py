@@ -50,6 +50,27 @@ class EpochScope:
     """When the job's first epoch was planned: fixed for the job's whole life (carried in the
     planned ranges and the snapshots' offsets), so a replayed epoch's ``sink.redis_stream``
     ids, ``<job_t0_ms + epoch>-<n>``, are the lost attempt's."""
+    done_before: frozenset[str] = frozenset()
+    """Source vertices read to their end before this epoch."""
+    done_after: frozenset[str] = frozenset()
+    """Source vertices read to their end once this epoch's ranges are read."""
+    endless: frozenset[str] = frozenset()
+    """Source vertices that are never read to their end (``Op.endless``)."""
+
+    def upstream_sources(self, vertex: str) -> set[str]:
+        """The source vertices (no inbound edge) whose items reach ``vertex`` (itself, if it
+        is one)."""
+        seen, todo = {vertex}, [vertex]
+        while todo:
+            for edge in self.plan.inbound(todo.pop()):
+                if edge.source not in seen:
+                    seen.add(edge.source)
+                    todo.append(edge.source)
+        return {name for name in seen if not self.plan.inbound(name)}
+
+    def complete(self, sources: set[str]) -> tuple[bool, bool]:
+        """Whether ``sources`` were all read to their end (before, after) this epoch."""
+        return self.done_before >= sources, self.final or self.done_after >= sources
 
     def checkpointed(self, vertex: str, frame: DataFrame) -> DataFrame:
         """``frame`` computed now and kept without its lineage: the merged groups a stateful

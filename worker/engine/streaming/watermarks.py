@@ -79,8 +79,14 @@ class WatermarkTracker:
         allowed_lag_ms: int,
         idle_timeout_ms: int | None,
         now_ms: int,
+        max_lull_ms: int | None = None,
     ) -> None:
-        """An ``insert_watermarks`` vertex saw items whose greatest timestamps are given."""
+        """An ``insert_watermarks`` vertex saw items whose greatest timestamps are given.
+
+        A processor quiet for ``max_lull_ms`` or more (a lull) advances its watermark with
+        the wall clock: ``top observed + time since its last item - allowed lag``, as the
+        seeds' watermark inserter does in ``tryProcess``; it forwards watermarks, so it is
+        not idle."""
         for g, marks in enumerate(self.marks[vertex]):
             top = top_by_processor.get(g)
             if top is not None:
@@ -95,6 +101,10 @@ class WatermarkTracker:
                 marks.idle = now_ms - quiet_since >= idle_timeout_ms
             if marks.top_observed is not None:
                 candidate = marks.top_observed - allowed_lag_ms
+                quiet_ms = now_ms - (now_ms if marks.last_item_ms is None else marks.last_item_ms)
+                if top is None and max_lull_ms is not None and quiet_ms >= max_lull_ms:
+                    candidate += quiet_ms
+                    marks.idle = False
                 if marks.forwarded is None or candidate > marks.forwarded:
                     self.forward(vertex, g, candidate)
                 marks.coalesced = marks.forwarded

@@ -1,0 +1,132 @@
+"""A streaming ``hash_join`` whose worker is lost twice: its build side (and the probe items
+waiting for it) come back with the snapshot, and the results equal the batch join. An
+unbounded build side is appended to."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from jetspark.db.tables import JobResult
+from jetspark.queue.keys import Keys
+from tests.engine.test_stream_join import PER_EPOCH, join_stream, joined_rows, reference
+from tests.worker.conftest import drive_until, status_of
+from tests.worker.test_streaming import committed_snapshot
+from worker.loop import Worker
+
+pytestmark = pytest.mark.spark
+
+
+def results(sessions: sessionmaker[Session], job_id: uuid.UUID) -> list[dict[str, Any]]:
+    with sessions() as session:
+        items = session.execute(select(JobResult.item).where(JobResult.job_id == job_id))
+        return list(items.scalars())
+
+
+def test_a_streaming_join_survives_two_lost_workers_exactly_once(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", str(PER_EPOCH))
+    body = join_stream(how="left", streaming=True)
+    body["config"] |= {
+        "processing_guarantee": "exactly_once",
+        "snapshot_interval_ms": 100,
+        "epoch_interval_ms": 100,
+    }
+    job_id = submit(body)
+    # The first loss comes while the probe items still wait for the build side's second
+    # epoch or just after; the second once the build side is state alone.
+    workers = [make_worker("a")]
+    for kill, after in enumerate((1, 6)):
+
+        def reached(after: int = after) -> bool:
+            return committed_snapshot(sessions, job_id) >= after
+
+        drive_until(workers, reached, what=f"snapshot {after}", deadline_s=180)
+        workers[0].stop_running_jobs()  # lost: the job stays RUNNING until its lease ends
+        assert status_of(sessions, job_id) == "RUNNING"
+        workers = [make_worker(f"w{kill}")]
+    drive_until(workers, lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
+    assert joined_rows(results(sessions, job_id)) == reference("left")
+
+
+def appended_join(stream: str) -> dict[str, Any]:
+    """Build items from a Redis stream (unbounded), probe items from a paced sequence."""
+    return {
+        "name": "appended",
+        "dag": {
+            "vertices": [
+                {"name": "builds", "processor": "source.redis_stream",
+                 "params": {"streams": [stream], "start": "0"}},
+                {"name": "build", "processor": "map",
+                 "params": {"select": {"k": "cast(fields['k'] AS bigint)",
+                                       "tag": "fields['tag']"}}},
+                {"name": "probes", "processor": "source.sequence",
+                 "params": {"count": 300, "rate_per_s": 100}},
+                {"name": "join", "processor": "hash_join",
+                 "params": {"build_key": "k", "probe_key": "seq % 10"}},
+                {"name": "results", "processor": "sink.results"},
+            ],
+            "edges": [
+                {"from": "builds", "to": "build"},
+                {"from": "build", "to": "join", "priority": 0, "routing": "partitioned",
+                 "key": "k", "distributed": True},
+                {"from": "probes", "to": "join", "to_ordinal": 1, "priority": 1,
+                 "routing": "partitioned", "key": "seq % 10", "distributed": True},
+                {"from": "join", "to": "results"},
+            ],
+        },
+        "config": {"members": 1, "local_parallelism": 2, "epoch_interval_ms": 200},
+    }  # fmt: skip
+
+
+def test_an_unbounded_build_side_is_appended_to(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    redis_client: redis.Redis,
+    keys: Keys,
+) -> None:
+    name = f"builds-{uuid.uuid4().hex[:8]}"
+    key = keys.user_stream("legacy", name)
+    for k in range(5):
+        redis_client.xadd(key, {"k": str(k), "tag": "first"})
+    job_id = submit(appended_join(name))
+    worker = make_worker("w")
+    try:
+        # Once probe items have met the first build items, a later build item joins the
+        # probe items that come after it, never those before.
+        drive_until([worker], lambda: len(results(sessions, job_id)) > 0, deadline_s=120)
+        redis_client.xadd(key, {"k": "7", "tag": "later"})
+        drive_until(
+            [worker],
+            lambda: any(r["tag"] == "later" for r in results(sessions, job_id)),
+            what="a probe item meeting the appended build item",
+            deadline_s=60,
+        )
+
+        def probes_done() -> bool:  # the sequence ends; the stream of build items does not
+            return {r["seq"] for r in results(sessions, job_id) if r["tag"] == "first"} == {
+                s for s in range(300) if s % 10 < 5
+            }
+
+        drive_until([worker], probes_done, what="every probe item joined", deadline_s=60)
+        rows = results(sessions, job_id)
+        first = Counter(r["seq"] for r in rows if r["tag"] == "first")
+        assert first == Counter(s for s in range(300) if s % 10 < 5), "a first match repeated"
+        later = sorted(r["seq"] for r in rows if r["tag"] == "later")
+        assert later and later == [s for s in range(later[0], 300) if s % 10 == 7]
+        assert later[0] > 7  # the probe items before the build item did not meet it
+        assert status_of(sessions, job_id) == "RUNNING"
+    finally:
+        redis_client.delete(key)
