@@ -15,8 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, Routing
+from jetspark.dag.model import (
+    DagSpec,
+    EdgeConfig,
+    EdgeSpec,
+    JobConfig,
+    JobSpec,
+    Routing,
+    VertexSpec,
+)
 from jetspark.dag.processors import PROCESSORS
+from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import ValidatedDag
 
 
@@ -60,12 +69,32 @@ class StagePlan(BaseModel):
 
 
 class ExecutionPlan(BaseModel):
+    """Everything the engine runs a job from (``planned_dag`` reads the DAG back from it)."""
+
     members: int
     partition_count: int
     order: list[str]
     stages: list[StagePlan]
     vertices: list[VertexPlan]
     edges: list[EdgePlan]
+    name: str | None = None
+    """The job's name (None in plans stored before the plan carried the job's config)."""
+    config: JobConfig | None = None
+    """The job's config as the API accepted it (None in plans stored before)."""
+    fingerprint: str | None = None
+    """``dag_fingerprint`` of the submitted DAG: what a snapshot records it was taken of."""
+
+    @property
+    def job_config(self) -> JobConfig:
+        if self.config is None:
+            raise ValueError("a plan stored without its job's config: see runner.run_job")
+        return self.config
+
+    @property
+    def dag_fingerprint(self) -> str:
+        if self.fingerprint is None:
+            raise ValueError("a plan stored without its DAG's fingerprint: see runner.run_job")
+        return self.fingerprint
 
     def vertex(self, name: str) -> VertexPlan:
         return next(v for v in self.vertices if v.name == name)
@@ -149,14 +178,62 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
             for name in dag.order
         ],
         edges=edges,
+        name=dag.spec.name,
+        config=dag.spec.config,
+        fingerprint=dag_fingerprint(dag.spec),
     )
 
 
-def planned_dag(spec: JobSpec, plan: ExecutionPlan) -> ValidatedDag | None:
-    """The DAG as it was validated when the job was accepted, read back from its plan: the
-    engine runs what the API accepted, never validating it a second time with other limits.
-    None for a plan stored without its vertices' params (before issue 13)."""
+def with_spec(plan: ExecutionPlan, spec: JobSpec) -> ExecutionPlan:
+    """A plan stored before it carried the job's name, config and fingerprint, given them."""
+    update = {"name": spec.name, "config": spec.config, "fingerprint": dag_fingerprint(spec)}
+    return plan.model_copy(update=update)
+
+
+def planned_spec(plan: ExecutionPlan) -> JobSpec | None:
+    """The job as the API accepted it, read back from its plan alone: vertices with their
+    validated params, edges as planned, the job's config. None for a plan stored before it
+    carried all of these."""
+    if plan.name is None or plan.config is None:
+        return None
     if any(v.params is None or v.role is None for v in plan.vertices):
+        return None
+    vertices = [
+        VertexSpec(
+            name=v.name,
+            processor=v.processor,
+            params=v.params or {},
+            local_parallelism=v.local_parallelism,
+        )
+        for v in plan.vertices
+    ]
+    edges = [
+        EdgeSpec.model_validate(
+            {
+                "from": e.source,
+                "from_ordinal": e.from_ordinal,
+                "to": e.to,
+                "to_ordinal": e.to_ordinal,
+                "routing": e.routing,
+                "key": e.key,
+                "partitioner": e.partitioner,
+                "distributed": e.distributed,
+                "priority": e.priority,
+                "buffered": e.buffered,
+                "config": e.config,
+            }
+        )
+        for e in plan.edges
+    ]
+    return JobSpec(name=plan.name, dag=DagSpec(vertices=vertices, edges=edges), config=plan.config)
+
+
+def planned_dag(plan: ExecutionPlan) -> ValidatedDag | None:
+    """The DAG as it was validated when the job was accepted, read back from its plan alone:
+    the engine runs what the API accepted, never validating it a second time with other
+    limits. None for a plan stored before it carried its params, name and config."""
+    spec = planned_spec(plan)
+    if spec is None:
         return None
     inbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
     outbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag
+from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import job_body
 from worker.engine import JobControl, RunnableJob, run_job
@@ -34,15 +35,50 @@ def test_the_plan_carries_each_vertex_role_and_params_back_as_validated() -> Non
         ("double", "transform"),
         ("out", "sink"),
     ]
-    again = planned_dag(spec, plan)
+    again = planned_dag(plan)
     assert again is not None
     assert again.params == dag.params
     assert (again.order, again.inbound, again.outbound) == (dag.order, dag.inbound, dag.outbound)
     assert (again.parallelism, again.local_parallelism) == (dag.parallelism, dag.local_parallelism)
+    assert again.spec.config == spec.config and again.spec.name == spec.name
+    assert plan.fingerprint == dag_fingerprint(spec)
     older = plan.model_copy(
         update={"vertices": [v.model_copy(update={"params": None}) for v in plan.vertices]}
     )
-    assert planned_dag(spec, older) is None  # a plan stored before: validated as it was
+    assert planned_dag(older) is None  # a plan stored before: validated as it was
+    assert planned_dag(plan.model_copy(update={"config": None})) is None
+
+
+@pytest.mark.spark
+def test_the_engine_runs_from_the_plan_alone(spark: SparkSession) -> None:
+    """The definition is not read when the plan carries the job: a plan's job config (here
+    a stream's guarantee and epochs) is what the engine runs with."""
+    body = job_body(
+        [
+            {"name": "in", "processor": "source.sequence",
+             "params": {"count": 40, "rate_per_s": 400}},
+            {"name": "out", "processor": "sink.results"},
+        ],
+        [{"from": "in", "to": "out"}],
+    )  # fmt: skip
+    body["config"] = {"epoch_interval_ms": 50, "members": 1, "local_parallelism": 1}
+    plan = build_plan(validate_job(JobSpec.model_validate(body)))
+    job = RunnableJob(uuid.uuid4(), 1, {"not": "a job"}, plan.model_dump(mode="json"))
+    outcome = run_job(spark, job, JobControl(job_group=f"test-{job.id}"))
+    assert sorted(r["seq"] for r in outcome.results["out"]) == list(range(40))
+
+
+@pytest.mark.spark
+def test_a_plan_stored_before_it_carried_the_config_runs_with_the_definition(
+    spark: SparkSession,
+) -> None:
+    spec = JobSpec.model_validate(BODY)
+    stored = build_plan(validate_job(spec)).model_dump(mode="json")
+    for field in ("name", "config", "fingerprint"):
+        del stored[field]
+    job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), stored)
+    outcome = run_job(spark, job, JobControl(job_group=f"test-{job.id}"))
+    assert sorted(r["y"] for r in outcome.results["out"]) == [2, 4]
 
 
 @pytest.mark.spark

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag
+from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag, with_spec
 from jetspark.dag.validate import ValidatedDag, validate_job
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob
 from worker.engine.execution import Execution, JobCancelled, VertexFailed, run_vertices
@@ -20,31 +20,42 @@ if TYPE_CHECKING:
 __all__ = ["JobCancelled", "VertexFailed", "run_job", "runs_in_epochs"]
 
 
-def runs_in_epochs(spec: JobSpec, dag: ValidatedDag) -> bool:
+def runs_in_epochs(dag: ValidatedDag, plan: ExecutionPlan) -> bool:
     """Streaming jobs, and jobs whose processors need event time, run in epochs."""
-    for vertex in spec.dag.vertices:
-        kind = dag.kind(vertex.name)
+    for name in plan.order:
+        kind = dag.kind(name)
         if kind.needs_event_time or (
-            kind.role == "source" and op_type(kind.name).unbounded(dag.params[vertex.name])
+            kind.role == "source" and op_type(kind.name).unbounded(dag.params[name])
         ):
             return True
-    return spec.config.initial_snapshot is not None
+    return plan.job_config.initial_snapshot is not None
+
+
+def engine_input(job: RunnableJob) -> tuple[ValidatedDag, ExecutionPlan]:
+    """The DAG and plan the engine runs: read back from the stored plan alone. The submitted
+    definition is read only for an engine-level run (no plan) or a plan stored before it
+    carried the job's config (then completed from the definition, never re-planned)."""
+    plan = ExecutionPlan.model_validate(job.plan) if job.plan else None
+    dag = planned_dag(plan) if plan is not None else None
+    if dag is not None and plan is not None:
+        return dag, plan
+    spec = JobSpec.model_validate(job.definition)
+    if plan is None:
+        dag = validate_job(spec)
+        return dag, build_plan(dag)
+    plan = with_spec(plan, spec)
+    return planned_dag(plan) or validate_job(spec), plan
 
 
 def run_job(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOutcome:
     """Run the job's plan: once over bounded input, or epoch by epoch when it streams."""
-    spec = JobSpec.model_validate(job.definition)
-    plan = ExecutionPlan.model_validate(job.plan) if job.plan else None
-    dag = planned_dag(spec, plan) if plan is not None else None
-    if dag is None or plan is None:  # an engine-level run, or a plan stored before issue 13
-        dag = validate_job(spec)
-        plan = plan or build_plan(dag)
+    dag, plan = engine_input(job)
     control.timings["planned"] = stamp()
     # Both sides of a join are hash-partitioned on the processor slot alone; let Spark join
     # them in place rather than reshuffle on every join key.
     spark.conf.set("spark.sql.requireAllClusterKeysForCoPartition", "false")
-    if runs_in_epochs(spec, dag):
-        return run_stream(epoch_session(spark), job, control, spec=spec, dag=dag, plan=plan)
+    if runs_in_epochs(dag, plan):
+        return run_stream(epoch_session(spark), job, control, dag=dag, plan=plan)
     execution = Execution(spark, plan, dag, control)
     control.counts = execution.counters.counts
     try:

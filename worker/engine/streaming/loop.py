@@ -22,9 +22,9 @@ import structlog
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
+from jetspark.dag.model import ProcessingGuarantee, Routing
 from jetspark.dag.plan import ExecutionPlan
-from jetspark.dag.snapshots import dag_fingerprint, state_shape
+from jetspark.dag.snapshots import state_shape
 from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
@@ -70,19 +70,19 @@ class _Stream:
         spark: SparkSession,
         job: RunnableJob,
         control: JobControl,
-        spec: JobSpec,
         dag: ValidatedDag,
         plan: ExecutionPlan,
     ) -> None:
         self.spark, self.job, self.control = spark, job, control
-        self.spec, self.dag, self.plan = spec, dag, plan
+        self.dag, self.plan = dag, plan
+        self.config = plan.job_config
         self.settings = StreamSettings()
-        guarantee = spec.config.processing_guarantee
+        guarantee = self.config.processing_guarantee
         self.snapshots = guarantee is not ProcessingGuarantee.none
         self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
-        self.interval_ms = spec.config.epoch_interval_ms or self.settings.epoch_interval_ms
+        self.interval_ms = self.config.epoch_interval_ms or self.settings.epoch_interval_ms
         """Epochs run this often whatever the guarantee: results flow at this pace."""
-        self.snapshot_s = spec.config.snapshot_interval_ms / 1000
+        self.snapshot_s = self.config.snapshot_interval_ms / 1000
         self.snapshot_due = 0.0
         """When the next snapshot is due (``time.monotonic``); the first epoch takes one."""
         self.snapshot_epoch = 0
@@ -104,7 +104,7 @@ class _Stream:
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
         self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
-        self.fingerprint = dag_fingerprint(spec)
+        self.fingerprint = plan.dag_fingerprint
         self.counts: dict[str, VertexCounts] = {}
         self.results: dict[str, list[dict[str, Any]]] = {}
         """Records kept in memory when no epoch log commits them (engine-level runs)."""
@@ -130,7 +130,7 @@ class _Stream:
         restored = (
             self.durable(epochs.restore_point) if epochs is not None and self.snapshots else None
         )
-        name = self.spec.config.initial_snapshot
+        name = self.config.initial_snapshot
         if restored is None and name is not None:
             restored = self.durable(epochs.named_snapshot, name) if epochs is not None else None
             if restored is None:
@@ -501,7 +501,7 @@ class _Stream:
 
     @property
     def backup_count(self) -> int:
-        return self.spec.config.backup_count
+        return self.config.backup_count
 
     def address(self, snapshot_id: int) -> StoreAddress:
         return StoreAddress(
@@ -545,12 +545,11 @@ def run_stream(
     job: RunnableJob,
     control: JobControl,
     *,
-    spec: JobSpec,
     dag: ValidatedDag,
     plan: ExecutionPlan,
 ) -> JobOutcome:
     """Run ``job`` in epochs; returns when every source is exhausted (never, if unbounded)."""
-    stream = _Stream(spark, job, control, spec, dag, plan)
+    stream = _Stream(spark, job, control, dag, plan)
     try:
         return stream.run()
     finally:
