@@ -51,6 +51,8 @@ _APPEND = """
 local n = redis.call('INCR', KEYS[2])
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 return n - 1
 """
 
@@ -73,7 +75,7 @@ class JobLogSink:
         body = json.dumps(line, separators=(",", ":"), default=str)
         seq = self.append(
             keys=[self.keys.job_logs(self.job_id), self.keys.job_log_count(self.job_id)],
-            args=[body, self.settings.max_lines],
+            args=[body, self.settings.max_lines, self.settings.ttl_s],
         )
         events.publish(
             self.client, self.keys, self.job_id, events.EventKind.log, {"seq": seq, **line}

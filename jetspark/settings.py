@@ -111,6 +111,10 @@ class JobLogSettings(BaseSettings):
     task_max_lines: int = Field(default=1_000, ge=1)
     """Lines one Spark task (a Python processor's logging and print) may add to its job's
     log; past it, one line says how many more were left out."""
+    ttl_s: int = Field(default=15 * 24 * 3600, ge=60)
+    """A job's log is dropped this long after its last line: longer than retention keeps a
+    failed job, so deleting a job drops its log, and a line a stopping worker writes after
+    its job was deleted does not stay in Redis for ever."""
 
 
 class RetentionSettings(BaseSettings):

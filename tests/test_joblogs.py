@@ -63,6 +63,18 @@ def test_lines_past_the_cap_are_dropped_oldest_first(
     assert [(line["seq"], line["fields"]["i"]) for line in page.lines] == [(4, 4), (5, 5), (6, 6)]
 
 
+def test_a_jobs_log_expires_after_its_last_line(
+    redis_client: redis.Redis, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line written after its job was deleted (a stopping worker's last) does not stay."""
+    monkeypatch.setenv("JETSPARK_JOB_LOGS_TTL_S", "600")
+    job = uuid.uuid4()
+    with joblogs.job_logs(redis_client, keys, job):
+        log.info("a last line")
+    for name in (keys.job_logs(job), keys.job_log_count(job)):
+        assert 0 < int(redis_client.ttl(name)) <= 600
+
+
 def test_a_failure_keeps_its_exception_chain(redis_client: redis.Redis, keys: Keys) -> None:
     job = uuid.uuid4()
 
