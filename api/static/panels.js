@@ -17,6 +17,21 @@ function cellText(value) {
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL)}…` : text;
 }
 
+// Window bounds (SPEC §5: event time, ms since the epoch) read as moments; the raw number
+// stays in the cell's tooltip.
+const EVENT_TIME_COLUMNS = new Set(["window_start", "window_end"]);
+
+function resultCell(name, value) {
+  if (EVENT_TIME_COLUMNS.has(name) && typeof value === "number") {
+    const cell = el("td", formatTime(value));
+    cell.title = `${value} ms · ${formatIso(value)}`;
+    return cell;
+  }
+  const cell = el("td", value === undefined ? "" : cellText(value));
+  if (value === null) cell.className = "muted";
+  return cell;
+}
+
 function resultColumns(items) {
   const columns = [];
   for (const item of items) {
@@ -41,11 +56,7 @@ async function loadResults(jobId, page) {
   $("results").querySelector("thead").replaceChildren(head);
   $("results").querySelector("tbody").replaceChildren(...body.items.map((item) => {
     const row = el("tr");
-    row.append(...columns.map((name) => {
-      const cell = el("td", name in item ? cellText(item[name]) : "");
-      if (item[name] === null) cell.className = "muted";
-      return cell;
-    }));
+    row.append(...columns.map((name) => resultCell(name, item[name])));
     return row;
   }));
   const first = page * RESULTS_PAGE;

@@ -211,7 +211,16 @@ def test_a_finished_stream_reads_as_times_a_chart_results_logs_snapshots_and_a_s
 
     # Results in a table, a page at a time.
     page.wait_for_function("() => document.querySelectorAll('#results tbody tr').length === 50")
-    assert "clicks" in texts(page, "#results thead th")
+    header = texts(page, "#results thead th")
+    assert "clicks" in header and "window_start" in header
+    # Window bounds as local times, their epoch milliseconds in the tooltip.
+    starts = page.eval_on_selector_all(
+        f"#results tbody tr td:nth-child({header.index('window_start') + 1})",
+        "cs => cs.map(c => [c.textContent, c.title])",
+    )
+    for text, title in starts:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}", text), starts
+        assert re.fullmatch(r"\d+ ms · \d{4}-\d{2}-\d{2}T.*Z", title), starts
     assert page.inner_text("#results-range") == "rows 1 to 50"
     page.click("#results-next")
     wait_for_text(page, "#results-range", "rows 51 to 100")
