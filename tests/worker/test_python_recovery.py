@@ -14,9 +14,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.engine.test_python_epochs import COUNT, KEYS, running_count_body
-from tests.worker.conftest import drive_until, status_of
 from tests.worker.test_stream_join_recovery import results
-from tests.worker.test_streaming import committed_snapshot
+from tests.worker.test_streaming import lose_workers_at_snapshots
 from worker.loop import Worker
 
 pytestmark = pytest.mark.spark
@@ -36,17 +35,7 @@ def test_a_python_processor_survives_two_lost_workers_exactly_once(
         "epoch_interval_ms": 50,
     }
     job_id = submit(body)
-    workers = [make_worker("a")]
-    for kill, after in enumerate((2, 9)):
-
-        def reached(after: int = after) -> bool:
-            return committed_snapshot(sessions, job_id) >= after
-
-        drive_until(workers, reached, what=f"snapshot {after}", deadline_s=180)
-        workers[0].stop_running_jobs()  # lost: the job stays RUNNING until its lease ends
-        assert status_of(sessions, job_id) == "RUNNING"
-        workers = [make_worker(f"w{kill}")]
-    drive_until(workers, lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
+    lose_workers_at_snapshots(make_worker, sessions, job_id, (2, 9))
     got = Counter((r["key"], r["count"]) for r in results(sessions, job_id))
     expected = Counter(
         (str(k), i) for k in range(KEYS) for i in range(1, len(range(k, COUNT, KEYS)) + 1)

@@ -18,7 +18,7 @@ from jetspark.db.tables import JobResult
 from jetspark.queue.keys import Keys
 from tests.engine.test_stream_join import PER_EPOCH, join_stream, joined_rows, reference
 from tests.worker.conftest import drive_until, status_of
-from tests.worker.test_streaming import committed_snapshot
+from tests.worker.test_streaming import lose_workers_at_snapshots
 from worker.loop import Worker
 
 pytestmark = pytest.mark.spark
@@ -46,17 +46,7 @@ def test_a_streaming_join_survives_two_lost_workers_exactly_once(
     job_id = submit(body)
     # The first loss comes while the probe items still wait for the build side's second
     # epoch or just after; the second once the build side is state alone.
-    workers = [make_worker("a")]
-    for kill, after in enumerate((1, 6)):
-
-        def reached(after: int = after) -> bool:
-            return committed_snapshot(sessions, job_id) >= after
-
-        drive_until(workers, reached, what=f"snapshot {after}", deadline_s=180)
-        workers[0].stop_running_jobs()  # lost: the job stays RUNNING until its lease ends
-        assert status_of(sessions, job_id) == "RUNNING"
-        workers = [make_worker(f"w{kill}")]
-    drive_until(workers, lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
+    lose_workers_at_snapshots(make_worker, sessions, job_id, (1, 6))
     assert joined_rows(results(sessions, job_id)) == reference("left")
 
 

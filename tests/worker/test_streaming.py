@@ -70,6 +70,27 @@ def committed_snapshot(sessions: sessionmaker[Session], job_id: uuid.UUID) -> in
         return int(found or 0)
 
 
+def lose_workers_at_snapshots(
+    make_worker: Callable[..., Worker],
+    sessions: sessionmaker[Session],
+    job_id: uuid.UUID,
+    snapshots: tuple[int, ...],
+) -> None:
+    """Run ``job_id`` on a worker that is lost once each of ``snapshots`` committed (its job
+    stays RUNNING until its lease ends and a new worker takes it), then to COMPLETED."""
+    workers = [make_worker("a")]
+    for kill, after in enumerate(snapshots):
+
+        def reached(after: int = after) -> bool:
+            return committed_snapshot(sessions, job_id) >= after
+
+        drive_until(workers, reached, what=f"snapshot {after}", deadline_s=180)
+        workers[0].stop_running_jobs()  # lost: the job stays RUNNING until its lease ends
+        assert status_of(sessions, job_id) == "RUNNING"
+        workers = [make_worker(f"w{kill}")]
+    drive_until(workers, lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=180)
+
+
 def result_seqs(sessions: sessionmaker[Session], job_id: uuid.UUID) -> list[int]:
     with sessions() as session:
         items = session.execute(select(JobResult.item).where(JobResult.job_id == job_id))
