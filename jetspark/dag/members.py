@@ -8,11 +8,12 @@ stays exact because every target is computed from the stored plan (SPEC §4).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jetspark.dag.errors import DagValidationError
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag, with_spec
 from jetspark.dag.validate import validate_job
 from jetspark.settings import DagLimits
 
@@ -29,20 +30,24 @@ def plan_for_executors(
     limits: DagLimits | None = None,
 ) -> dict[str, Any] | None:
     """The job's plan for ``executors`` members, or None to keep the stored plan (members set
-    by the user, already planned for this many, or a definition the runner will refuse)."""
+    by the user, already planned for this many, or a definition the runner will refuse).
+
+    The DAG is the one the API validated, read back from the stored plan: it is not validated
+    again with this worker's limits (a plan stored before its vertices' params were is)."""
     limits = limits or DagLimits()
     try:
         spec = JobSpec.model_validate(definition)
         if spec.config.members is not None or not stored_plan:
             return None
         stored = ExecutionPlan.model_validate(stored_plan)
-        one = validate_job(spec, limits)
-        members = fitting_members(
-            executors, max(one.local_parallelism.values()), limits.max_parallelism
-        )
+        dag = planned_dag(with_spec(stored, spec)) or validate_job(spec, limits)
+        local = dag.local_parallelism
+        members = fitting_members(executors, max(local.values()), limits.max_parallelism)
         if members == stored.members:
             return None
-        plan = build_plan(validate_job(spec, limits, default_members=members))
+        parallelism = {name: members * lp for name, lp in local.items()}
+        # The submitted spec's name, config and fingerprint, not those of the DAG read back.
+        plan = with_spec(build_plan(replace(dag, members=members, parallelism=parallelism)), spec)
     except (ValueError, DagValidationError):  # pydantic's ValidationError is a ValueError
         return None
     for edge, kept in zip(plan.edges, stored.edges, strict=True):

@@ -27,6 +27,8 @@ def canonical(key: object) -> bytes:
         return int(key).to_bytes(8, "little", signed=True)
     if isinstance(key, str):
         return _pad4(key.encode("utf-8"))
+    if isinstance(key, bytes | bytearray):
+        return _pad4(bytes(key))
     text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return _pad4(text.encode("utf-8"))
 

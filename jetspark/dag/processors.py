@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Scalar = str | int | float | bool | None
 Expr = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -27,8 +27,24 @@ class FileFormat(StrEnum):
 
 
 class ItemsSource(Params):
+    """``timestamp_field``: the items' event time (integer ms); each processor then emits the
+    watermark of its items' greatest one, as ``insert_watermarks`` would with no lag."""
+
     items: list[dict[str, Scalar]]
     timestamp_field: Name | None = None
+
+    @model_validator(mode="after")
+    def _timestamped(self) -> ItemsSource:
+        field = self.timestamp_field
+        if field is None:
+            return self
+        for i, item in enumerate(self.items):
+            value = item.get(field)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(
+                    f"timestamp_field {field!r}: item {i} has no integer (ms) there: {value!r}"
+                )
+        return self
 
 
 class SequenceSource(Params):

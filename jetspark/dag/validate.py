@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from jetspark.dag.data_paths import PathRefused, check_path
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
-from jetspark.dag.model import EdgeSpec, JobSpec, Routing, VertexSpec
+from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, Routing, VertexSpec
 from jetspark.dag.processors import (
     PROCESSORS,
     ProcessorKind,
@@ -28,6 +28,15 @@ from jetspark.settings import DagLimits, EngineBounds, ExpressionLimits
 DEFAULT_MEMBERS = 1
 DEFAULT_LOCAL_PARALLELISM = 2
 BUILT_IN_PARTITIONERS = frozenset({"murmur3", "spark_hash"})
+PYTHON_BATCHED_SENDERS = frozenset({"python", "source.sequence", "source.redis_stream"})
+"""Senders that emit Arrow batches from Python: an edge's ``outbox_capacity`` bounds them."""
+UNSUPPORTED_EDGE_CONFIG = {
+    "packet_size_limit": "has no match in Spark: its shuffle's network buffers are sized per "
+    "session (spark.reducer.maxSizeInFlight), not per edge; leave it at its default",
+    "receive_window_multiplier": "has no match in Spark: a shuffle reader's flow control is "
+    "per session (spark.reducer.maxReqsInFlight), not per edge; leave it at its default",
+}
+"""Jet edge settings Spark cannot honour per edge: any value but the default is refused."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +233,32 @@ class _Checker:
                 except ExpressionError as error:
                     self.problem(f"{pointer}/key", f"edge {edge.label}: {error}")
             self.check_partitioner(edge, pointer)
+            self.check_edge_config(edge, pointer)
+
+    def check_edge_config(self, edge: EdgeSpec, pointer: str) -> None:
+        """Jet's edge tuning, where Spark has a match for it; a value that would change
+        nothing is refused rather than accepted and ignored (SPEC §3)."""
+        config, defaults = edge.config, EdgeConfig()
+        kinds = {v.name: v.processor for v in self.spec.dag.vertices}
+        for field, why in UNSUPPORTED_EDGE_CONFIG.items():
+            if getattr(config, field) != getattr(defaults, field):
+                self.problem(f"{pointer}/config/{field}", f"edge {edge.label}: {field} {why}")
+        if config.outbox_capacity != defaults.outbox_capacity and kinds.get(edge.source) not in (
+            PYTHON_BATCHED_SENDERS
+        ):
+            self.problem(
+                f"{pointer}/config/outbox_capacity",
+                f"edge {edge.label}: outbox_capacity bounds the batches a python vertex, "
+                "source.sequence or source.redis_stream hands over; a built-in's items stay "
+                "in the JVM, which has no outbox to bound: leave it at its default",
+            )
+        if config.queue_size != defaults.queue_size and kinds.get(edge.to) != "python":
+            self.problem(
+                f"{pointer}/config/queue_size",
+                f"edge {edge.label}: queue_size bounds a python vertex's inbox batches; a "
+                "built-in receiver pulls rows one at a time inside the JVM, with no queue to "
+                "bound: leave it at its default",
+            )
 
     def check_partitioner(self, edge: EdgeSpec, pointer: str) -> None:
         if edge.partitioner in BUILT_IN_PARTITIONERS:

@@ -139,8 +139,10 @@ class Edge:
         return self._set(buffered=True)
 
     def set_config(self, config: EdgeConfig | None = None, **fields: Any) -> Edge:
-        """Jet's ``EdgeConfig``: outbox_capacity, queue_size, packet_size_limit,
-        receive_window_multiplier."""
+        """Jet's ``EdgeConfig``: ``outbox_capacity`` (from a python vertex, source.sequence
+        or source.redis_stream), ``queue_size`` (into a python vertex); the server refuses
+        other values where nothing batches, and any but the default ``packet_size_limit`` /
+        ``receive_window_multiplier`` (SPEC §3)."""
         given = config.model_dump() if config is not None else {}
         return self._set(config={**given, **fields})
 

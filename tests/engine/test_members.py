@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from jetspark.dag.errors import DagValidationError
 from jetspark.dag.members import fitting_members, plan_for_executors
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import ExecutionPlan, build_plan
@@ -85,6 +86,17 @@ def test_members_given_by_the_user_or_already_fitting_are_kept() -> None:
     assert plan_for_executors(unset, submitted_plan(unset), executors=1) is None
     assert plan_for_executors(unset, None, executors=4) is None
     assert plan_for_executors({"name": "broken"}, submitted_plan(unset), executors=4) is None
+
+
+def test_the_replan_reads_the_accepted_dag_from_the_plan_without_validating_again() -> None:
+    body = word_count(None)
+    stored = submitted_plan(body)
+    stricter = DagLimits(max_vertices=2, allowed_python_modules=[])  # this worker's settings
+    with pytest.raises(DagValidationError):
+        validate_job(JobSpec.model_validate(body), stricter)
+    fitted = plan_for_executors(body, stored, executors=2, limits=stricter)
+    assert fitted is not None and fitted["members"] == 2
+    assert [v["params"] for v in fitted["vertices"]] == [v["params"] for v in stored["vertices"]]
 
 
 def test_members_stay_within_the_parallelism_limit() -> None:

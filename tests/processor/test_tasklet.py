@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -85,3 +86,36 @@ def test_a_failing_callback_is_reported_with_vertex_and_type_and_close_still_run
     assert failure.value.error_type == "KeyError" and failure.value.vertex == "v"
     assert "vertex 'v' processor 3 failed in process: KeyError" in str(failure.value)
     assert processor.calls[-1] == "close"
+
+
+class Busy(Processor):
+    """Spins (as a blocking call would hold its thread) for ``spin_ns`` in each ``process``."""
+
+    output_schema = "v string"
+
+    def __init__(self, cooperative: bool, spin_ns: int) -> None:
+        self.cooperative, self.spin_ns = cooperative, spin_ns
+
+    def is_cooperative(self) -> bool:
+        return self.cooperative
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        inbox.drain(lambda item: None)
+        until = time.perf_counter_ns() + self.spin_ns
+        while time.perf_counter_ns() < until:
+            pass
+
+
+@pytest.mark.parametrize("cooperative", [True, False])
+def test_a_cooperative_processor_that_blocks_is_counted_as_overrunning(cooperative: bool) -> None:
+    context = Context("v", global_index=0, local_parallelism=1, total_parallelism=1)
+    events: list[Items | Exhausted] = [Items(0, ["a"]), Items(0, ["b"]), Exhausted(0)]
+    budget = 2_000_000  # 2 ms per call; each process() spins 10 ms
+    tasklet = ProcessorTasklet(
+        Busy(cooperative, 10_000_000), context, Outbox([4]), iter(events), lambda o, i: None,
+        cooperative_budget_ns=budget,
+    )  # fmt: skip
+    metrics = tasklet.run()
+    assert metrics.cooperative is cooperative
+    # Non-cooperative processors may block (they have a thread of their own, as in Jet).
+    assert metrics.overruns == (2 if cooperative else 0)

@@ -63,6 +63,10 @@ ATTACKS = {
     "env substitution": "'${env:HOME}'",
     "system substitution": "'${system:user.home}'",
     "lambda body": f"transform(array(1), x -> {REFLECT})",
+    "java_method in a filter lambda": "size(filter(array('a'), x -> "
+    "java_method('java.lang.System', 'getenv', x) IS NOT NULL))",
+    "reflect in a nested lambda": f"aggregate(array(1), 0, (acc, x) -> "
+    f"acc + size(transform(array(x), y -> length({REFLECT}))))",
     "huge repeat": "repeat(s, 1500000000)",
     "huge sequence": "sequence(1, 2000000000)",
     "subquery": "(select 1)",
@@ -128,6 +132,40 @@ def test_backticks_name_a_column_and_never_break_out(run_dag: RunDag) -> None:
 def test_higher_order_functions_run_with_checked_lambdas(run_dag: RunDag) -> None:
     outcome, _ = run_dag(_pipeline({"t": "transform(array(1, 2), x -> x + v)"}))
     assert outcome.results["out"] == [{"t": [2, 3]}]
+    lambdas = {
+        "kept": "filter(xs, x -> x % 2 = 1)",
+        "indexed": "transform(xs, (x, i) -> x * 10 + i)",
+        "any": "exists(xs, x -> x > n)",
+        "all": "forall(xs, x -> x > 0)",
+        "total": "aggregate(xs, 0L, (acc, x) -> acc + x, acc -> acc * 2)",
+        "nested": "transform(filter(xs, x -> x > 1), x -> size(filter(xs, y -> y < x)))",
+        "pairs": "zip_with(xs, reverse(xs), (a, b) -> a - b)",
+    }
+    body = _pipeline(lambdas, [{"v": 1, "n": 3}])
+    body["dag"]["vertices"].insert(
+        1, {"name": "arr", "processor": "map",
+            "params": {"select": {"xs": "sequence(1, 4)", "n": "n"}}}
+    )  # fmt: skip
+    body["dag"]["edges"] = [
+        {"from": "src", "to": "arr"}, {"from": "arr", "to": "m"}, {"from": "m", "to": "out"},
+    ]  # fmt: skip
+    outcome, _ = run_dag(body)
+    assert outcome.results["out"] == [
+        {"kept": [1, 3], "indexed": [10, 21, 32, 43], "any": True, "all": True, "total": 20,
+         "nested": [1, 2, 3], "pairs": [-3, -1, 1, 3]}
+    ]  # fmt: skip
+
+
+@pytest.mark.spark
+def test_a_lambda_calling_java_method_is_refused_on_submission_and_by_the_engine(
+    run_dag: RunDag,
+) -> None:
+    expression = "filter(array(s), x -> java_method('java.lang.System', 'getenv', x) = 'y')"
+    problems = _problems(_pipeline({"f": expression}))
+    assert problems[0][0] == "/dag/vertices/1/params/select/f"
+    assert "java_method() is not allowed" in problems[0][1]
+    with pytest.raises(EngineError, match=r"java_method\(\) is not allowed"):
+        user_column(expression)
 
 
 @pytest.mark.spark

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from jetspark.redis_client import RedisClient
+    from jetspark.settings import DataSettings
 
 RESULTS_CAP = 100_000
 """``sink.results`` records kept per job at most."""
@@ -145,6 +146,12 @@ def _metrics_url() -> str | None:
     return RedisSettings().url
 
 
+def _data_settings() -> DataSettings:
+    from jetspark.settings import DataSettings
+
+    return DataSettings()
+
+
 def _metrics_cluster() -> bool:
     from jetspark.settings import RedisSettings
 
@@ -180,6 +187,9 @@ class JobControl:
     """The Redis Python processors publish live metrics to (none: not published)."""
     metrics_cluster: bool = field(default_factory=_metrics_cluster)
     """``metrics_url`` names a node of a Redis Cluster."""
+    data: DataSettings = field(default_factory=_data_settings)
+    """Where ``source.files`` may read and ``sink.files`` write (the data roots): the worker's
+    setting, read where the job's control is made."""
 
 
 class JobHandedOver(Exception):

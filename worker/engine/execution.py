@@ -3,9 +3,10 @@
 ``Execution`` walks the vertices in order, routes each inbound edge and applies the ops.
 Every vertex's processors are the partitions of its frame. Inbound edges of a lower
 ``priority`` number are consumed in full (materialised) before any edge of a higher number is
-read: a hash join's build side is complete before its probe side starts. A vertex that feeds
-several edges is persisted, so every edge sees the very same items (Jet offers each item to
-all outbound edges) and a fork that rejoins reads buffered items instead of recomputing them.
+read: a hash join's build side is complete before its probe side starts. A vertex with a
+``buffered`` outbound edge is persisted, so its edges read kept items instead of recomputing
+them (and see the very same items even from non-deterministic expressions); so is a fork
+that must not run twice (a Python vertex, or any fork in an epoch run).
 """
 
 from __future__ import annotations
@@ -115,20 +116,30 @@ class Execution:
             allowed_modules=self.control.allowed_python_modules,
             metrics_url=self.control.metrics_url,
             metrics_cluster=self.control.metrics_cluster,
+            data=self.control.data,
+            max_records=self.dag.spec.config.max_processor_accumulated_records,
         )
         output = op.apply(context)
         if self.epoch is not None and not op.forwards_own_watermarks:
             self.epoch.watermarks.pass_through(name)
         if (vertex.role or self.dag.kind(name).role) == "sink":  # no role: an older plan
             return
-        outbound = self.dag.outbound[name]
+        outbound = self.plan.outbound(name)
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
         output = self.counters.emitted(name, without_slot(output), at_receiver=alone)
-        if len(outbound) > 1:
+        if self.buffers(op, outbound):
             output = self.keep(output)
         self.frames[name] = output
         if not outbound:
             output.count()  # a dead end still runs, as its processors would in Jet
+
+    def buffers(self, op: Op, outbound: list[EdgePlan]) -> bool:
+        """Whether a vertex's output is kept (persisted) for its outbound edges: when one of
+        them is ``buffered``, or when a fork must not be computed twice (a Python vertex, an
+        epoch's stateful step). Otherwise each edge reads it by recomputing it."""
+        if any(edge.buffered for edge in outbound):
+            return True
+        return len(outbound) > 1 and (self.epoch is not None or not op.recomputable)
 
     def consume_by_priority(
         self,

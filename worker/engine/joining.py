@@ -74,6 +74,7 @@ def join_step(
     complete_before: bool,
     ready: bool,
     keep: Callable[[DataFrame], DataFrame] = lambda frame: frame,
+    guard: Callable[[DataFrame], DataFrame] = lambda frame: frame,
 ) -> JoinStep:
     """One epoch of a streaming ``hash_join``.
 
@@ -81,7 +82,9 @@ def join_step(
     previous epoch's ``JoinStep.state``. ``complete_before``: the build side had been read to
     its end before this epoch (it brings nothing new); ``ready``: the probe items read so far
     may be joined (the build side is complete now, or endless). ``keep`` computes the state
-    of an epoch whose probe items wait (``EpochScope.checkpointed``), so they are counted.
+    of an epoch whose probe items wait (``EpochScope.checkpointed``), so they are counted;
+    ``guard`` bounds the build items a processor holds, carried and new
+    (``max_processor_accumulated_records``).
     """
     n = parallelism
     carried = _side(state, BUILD)
@@ -90,7 +93,7 @@ def join_step(
     if kept is None or not complete_before:
         new = _packed(build, BUILD, edges[0], partition_count, n)
         kept = new if carried is None else _placed(carried.unionByName(new), n)
-    build_rows = _unpacked(kept, BUILD)
+    build_rows = guard(_unpacked(kept, BUILD))
     if not ready:
         new_probes = _packed(probe, PROBE, edges[1], partition_count, n)
         waiting = new_probes if held is None else _placed(held.unionByName(new_probes), n)

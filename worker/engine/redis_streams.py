@@ -153,9 +153,11 @@ def stream_frame(
     key: Callable[[str], str] = str,
     *,
     cluster: bool = False,
+    batch: int = BATCH,
 ) -> DataFrame:
     """``{stream, id, ts, fields}`` of each ``(stream, after, until]``; processor g reads
-    ``ranges[g::parallelism]``, every stream in id order, from Redis key ``key(stream)``."""
+    ``ranges[g::parallelism]``, every stream in id order, from Redis key ``key(stream)``,
+    ``batch`` entries per XRANGE and per Arrow batch (the edges' ``outbox_capacity``)."""
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for _ in batches:  # one seed row per processor
@@ -167,7 +169,7 @@ def stream_frame(
         client = connect(url, cluster=cluster)
         try:
             for stream, after, until in mine:
-                yield from _read_range(client, stream, key(stream), after, str(until))
+                yield from read_range(client, stream, key(stream), after, str(until), batch)
         finally:
             client.close()
 
@@ -175,12 +177,13 @@ def stream_frame(
     return seeds.mapInArrow(read, SCHEMA)
 
 
-def _read_range(
-    client: RedisClient, stream: str, key: str, after: str, until: str
+def read_range(
+    client: RedisClient, stream: str, key: str, after: str, until: str, batch: int = BATCH
 ) -> Iterator[pa.RecordBatch]:
+    """The entries of ``(after, until]`` in Arrow batches of at most ``batch``."""
     low = f"({after}"
     while True:
-        entries = client.xrange(key, low, until, count=BATCH)
+        entries = client.xrange(key, low, until, count=batch)
         if not entries:
             return
         ids = [_text(entry_id) for entry_id, _ in entries]
@@ -196,7 +199,7 @@ def _read_range(
             ],
             schema=_ARROW,
         )
-        if ids[-1] == until or len(entries) < BATCH:
+        if ids[-1] == until or len(entries) < batch:
             return
         low = f"({ids[-1]}"
 

@@ -16,26 +16,18 @@ from functools import cache
 import mmh3
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-)
+from pyspark.sql.types import BinaryType, DataType, StringType
 
 from jetspark.dag.model import Routing
 from jetspark.dag.partitioning import MURMUR3_SEED
 from jetspark.dag.plan import EdgePlan, Exchange, VertexPlan
+from worker.engine.canonical_key import INTEGRAL, canonical_text
 from worker.engine.custom_partitioner import python_pid
 from worker.engine.expressions import user_column
+from worker.engine.let import let
 
 SLOT = "__jetspark_target"
 """The column a routed frame is hash-partitioned on: one value per receiving processor."""
-_INTEGRAL = (ByteType, ShortType, IntegerType, LongType, BooleanType)
 _EMPTY_HASH = int(mmh3.hash(b"", MURMUR3_SEED))
 _ROW_BITS = 33
 """``monotonically_increasing_id()`` is ``partition << 33 | row index within the partition``."""
@@ -93,19 +85,23 @@ def row_in_partition() -> Column:
 
 
 def murmur3_pid(key: Column, key_type: DataType, partition_count: int) -> Column:
-    """``mmh3.hash(canonical(key), 42) % partition_count`` computed by Spark."""
-    if isinstance(key_type, _INTEGRAL):
+    """``mmh3.hash(canonical(key), 42) % partition_count`` computed by Spark, for every key
+    type ``canonical`` writes (``canonical_key``); ``UnroutableKey`` for one it cannot."""
+    if isinstance(key_type, INTEGRAL):
         hashed = F.hash(key.cast("bigint"))
-    else:
-        text = key if isinstance(key_type, StringType | BinaryType) else key.cast("string")
-        # A string's bytes are its UTF-8; padded with NULs to a multiple of 4 in one step.
-        raw = text.cast("binary")
-        width = F.floor((F.octet_length(raw) + F.lit(3)) / F.lit(4)) * F.lit(4)
-        padded = F.call_function("rpad", raw, width.cast("int"), F.lit(bytearray(1)))
-        hashed = F.hash(padded)
+    elif isinstance(key_type, StringType | BinaryType):
+        hashed = _padded_hash(key.cast("binary"))  # a string's bytes are its UTF-8
+    else:  # the JSON is bound once, not written twice
+        hashed = let(canonical_text(key, key_type).cast("binary"), _padded_hash)
     return F.when(key.isNull(), F.lit(_EMPTY_HASH % partition_count)).otherwise(
         F.pmod(hashed, F.lit(partition_count))
     )
+
+
+def _padded_hash(raw: Column) -> Column:
+    """Murmur3 of ``raw`` padded with NULs to a multiple of 4 bytes, in one step."""
+    width = F.floor((F.octet_length(raw) + F.lit(3)) / F.lit(4)) * F.lit(4)
+    return F.hash(F.call_function("rpad", raw, width.cast("int"), F.lit(bytearray(1))))
 
 
 def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Column:

@@ -49,8 +49,10 @@ def sequence_frame(
     count: int,
     parallelism: int,
     stamps: Stamps | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> DataFrame:
-    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding its share.
+    """``{seq, ts}`` for ``start <= seq < start + count``, processor g holding its share,
+    in Arrow batches of at most ``batch_rows`` (its outbound edges' ``outbox_capacity``).
 
     ``ts`` is ``seq`` itself in a bounded job, and given by ``stamps`` in a streaming one.
     """
@@ -66,10 +68,17 @@ def sequence_frame(
             # the clock (with slices, processor 0 and so the minimum watermark would trail
             # by half an epoch)
             low, high, step = start + g, start + count, parallelism
-        for first in range(low, high, BATCH_ROWS * step):
-            seq = np.arange(first, min(first + BATCH_ROWS * step, high), step, dtype=np.int64)
-            ts = seq if stamps is None else stamps.of(seq)
-            yield pa.RecordBatch.from_arrays([pa.array(seq), pa.array(ts)], names=["seq", "ts"])
+        yield from sequence_batches(low, high, step, batch_rows, stamps)
 
     seeds = spark.range(parallelism, numPartitions=parallelism)
     return seeds.mapInArrow(generate, SCHEMA)
+
+
+def sequence_batches(
+    low: int, high: int, step: int, batch_rows: int, stamps: Stamps | None = None
+) -> Iterator[pa.RecordBatch]:
+    """``range(low, high, step)`` as ``{seq, ts}`` batches of at most ``batch_rows`` rows."""
+    for first in range(low, high, batch_rows * step):
+        seq = np.arange(first, min(first + batch_rows * step, high), step, dtype=np.int64)
+        ts = seq if stamps is None else stamps.of(seq)
+        yield pa.RecordBatch.from_arrays([pa.array(seq), pa.array(ts)], names=["seq", "ts"])

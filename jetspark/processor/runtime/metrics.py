@@ -13,6 +13,9 @@ class TaskletMetrics:
     vertex: str
     global_index: int
     cooperative: bool = True
+    overruns: int = 0
+    """Calls of a cooperative processor that ran past the cooperative budget: it blocked,
+    which the contract forbids (``ProcessorTasklet.cooperative_budget_ns``)."""
     items_in: dict[int, int] = field(default_factory=dict)
     """Items removed from the inbox, per inbound ordinal."""
     items_out: dict[int, int] = field(default_factory=dict)

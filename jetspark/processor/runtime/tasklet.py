@@ -46,6 +46,9 @@ FAILURE_MARKER = "[jetspark-processor-failed]"
 TRACEBACK_CHARS = 4000
 """The end of a failed processor's traceback kept in ``ProcessorFailed``'s message."""
 NO_PROGRESS_LIMIT = 100_000
+COOPERATIVE_BUDGET_NS = 1_000_000_000
+"""How long one callback of a cooperative processor may take (``verify_processor``'s bound):
+a longer call blocked, and is counted in ``TaskletMetrics.overruns``."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class ProcessorTasklet:
         on_snapshot: Callable[[list[tuple[Any, Any]]], None] | None = None,
         on_watermarks: Callable[[list[int]], None] | None = None,
         initialised: bool = False,
+        cooperative_budget_ns: int = COOPERATIVE_BUDGET_NS,
     ) -> None:
         self.processor, self.context, self.outbox = processor, context, outbox
         self.events = events
@@ -159,6 +163,7 @@ class ProcessorTasklet:
         self.epoch = epoch
         self.on_snapshot = on_snapshot
         self.on_watermarks = on_watermarks
+        self.cooperative_budget_ns = cooperative_budget_ns
         self._restoring = Inbox()
         if epoch is not None and epoch.restore is not None:
             self._restoring = Inbox(list(epoch.restore))
@@ -297,6 +302,8 @@ class ProcessorTasklet:
         elapsed = time.perf_counter_ns() - started
         self.metrics.calls += 1
         self.metrics.busy_ns += elapsed
+        if elapsed > self.cooperative_budget_ns and self.metrics.cooperative and name != "init":
+            self.metrics.overruns += 1  # a cooperative processor blocked (``is_cooperative``)
         if self.on_call is not None:
             self.on_call(name, elapsed)
         self.drain()

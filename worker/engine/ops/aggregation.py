@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -11,6 +11,7 @@ from jetspark.dag import processors as p
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
 from worker.engine import aggregation
+from worker.engine.accumulation import bounded
 from worker.engine.counting import items_column
 from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
@@ -71,7 +72,8 @@ class AggregateOp(Op):
         if routed or edge.exchange is Exchange.fused:
             # No exchange: Spark's HashPartitioning(SLOT) satisfies the grouping in place.
             keys = [F.col(SLOT), *_key(params)]
-            return counted(by_processor(frame, n).groupBy(*keys).agg(*columns)).drop(SLOT)
+            grouped = counted(by_processor(frame, n).groupBy(*keys).agg(*columns))
+            return _held(ctx, grouped).drop(SLOT)
         if params.key is not None and (
             edge.routing is Routing.all_to_one
             or (edge.routing is Routing.partitioned and edge.key == params.key)
@@ -102,15 +104,35 @@ class AggregateOp(Op):
             parallelism=ctx.vertex.parallelism,
             partition_count=ctx.partition_count,
             final=ctx.epoch.final,
-            keep=partial(ctx.epoch.checkpointed, name),
+            keep=held_then_kept(ctx),
         )
         ctx.epoch.state_out[name] = step.state
         return step.output
 
 
 def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:
-    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell."""
-    return slotted.repartition(n, SLOT) if _placed_downstream(ctx) else slotted
+    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell (and
+    no limit on what a processor holds is to be checked there)."""
+    if not _placed_downstream(ctx) and ctx.max_records is None:
+        return slotted
+    return _held(ctx, slotted.repartition(n, SLOT))
+
+
+def _held(ctx: OpContext, groups: DataFrame) -> DataFrame:
+    """Each processor's groups (on its partition), within ``max_processor_accumulated_records``."""
+    return bounded(groups, ctx.max_records, ctx.vertex.name, "groups")
+
+
+def held_then_kept(ctx: OpContext) -> Callable[[DataFrame], DataFrame]:
+    """An epoch step's ``keep`` of its merged state (processor g's rows on partition g):
+    checked against ``max_processor_accumulated_records``, then checkpointed."""
+    assert ctx.epoch is not None
+    epoch, name = ctx.epoch, ctx.vertex.name
+
+    def keep(state: DataFrame) -> DataFrame:
+        return epoch.checkpointed(name, bounded(state, ctx.max_records, name, "groups"))
+
+    return keep
 
 
 def _placed_downstream(ctx: OpContext) -> bool:

@@ -11,11 +11,15 @@ from pydantic import BaseModel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jetspark.dag.model import EdgeConfig
 from jetspark.dag.plan import EdgePlan, VertexPlan
+from jetspark.settings import DataSettings
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import OncePlanner, SourcePlanner
+
+DEFAULT_OUTBOX = EdgeConfig().outbox_capacity
 
 
 def _unpersisted(frame: DataFrame) -> DataFrame:
@@ -60,6 +64,11 @@ class OpContext:
     metrics_cluster: bool = False
     """``metrics_url`` names a node of a Redis Cluster."""
     """Where Python processors publish live metrics (``JobControl``; none: not published)."""
+    data: DataSettings | None = None
+    """The data roots ``source.files`` / ``sink.files`` are held to (``JobControl.data``)."""
+    max_records: int | None = None
+    """The job's ``max_processor_accumulated_records``: what an op that gathers records
+    (groups, a join's build side, a sort's items) may hold per processor (``accumulation``)."""
 
     @property
     def only_input(self) -> DataFrame:
@@ -88,12 +97,15 @@ class Op:
     coalesces_itself: ClassVar[bool] = False
     """Coalesces its input watermarks itself, once its output is computed."""
     forwards_own_watermarks: ClassVar[bool] = False
+    """Forwards watermarks itself; for every other op the walker passes on what it
+    coalesced."""
+    recomputable: ClassVar[bool] = True
+    """Its output may be computed again for each outbound edge of a fork that is not
+    ``buffered`` (False: the fork is always kept, e.g. a Python vertex with side effects)."""
     replayable: ClassVar[bool] = False
     """A source that gives the same items again from its beginning, or a sink that a replay
     from the beginning leaves as one run would: an exactly-once job made only of such
     replays when its snapshot is lost, instead of failing."""
-    """Forwards watermarks itself; for every other op the walker passes on what it
-    coalesced."""
 
     def apply(self, ctx: OpContext) -> DataFrame:
         raise NotImplementedError
@@ -143,6 +155,12 @@ def params_of(ctx: OpContext, kind: type[ParamsT]) -> ParamsT:
     if not isinstance(ctx.params, kind):
         raise EngineError(f"vertex {ctx.vertex.name}: params are not {kind.__name__}")
     return ctx.params
+
+
+def outbox_capacity(ctx: OpContext) -> int:
+    """The most items a sender that batches in Python hands over at once: the least
+    ``outbox_capacity`` of its outbound edges (SPEC §3)."""
+    return min((e.config.outbox_capacity for e in ctx.outbound), default=DEFAULT_OUTBOX)
 
 
 def read_once(ctx: OpContext) -> bool:

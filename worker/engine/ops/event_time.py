@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 
 from pydantic import BaseModel
 from pyspark.sql import DataFrame
@@ -13,6 +12,7 @@ from jetspark.dag import processors as p
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
+from worker.engine.ops.aggregation import held_then_kept
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.state_columns import PROCESSOR
 from worker.engine.streaming.scope import EpochScope
@@ -116,7 +116,7 @@ class WindowOp(Op):
             wm_before=epoch.watermarks.coalesced(name),
             wm_after=lambda: epoch.coalesce(name),
             final=epoch.final,
-            keep=partial(epoch.checkpointed, name),
+            keep=held_then_kept(ctx),
         )
         epoch.state_out[name] = step.state
         if step.late is not None:

@@ -77,6 +77,7 @@ class PythonOp(Op):
     """
 
     forwards_own_watermarks = True
+    recomputable = False  # processors keep state and emit once: a fork of it is kept
 
     def __init__(self) -> None:
         self.metrics: dict[str, Any] = {}

@@ -91,7 +91,7 @@ class FilesSinkOp(Op):
         if params.format is p.FileFormat.csv:
             writer = writer.option("header", "true")
         try:
-            target = check_path(params.path)
+            target = check_path(params.path, ctx.data)
             # only into a directory created for this job; a batch run replaces what it wrote
             prepare_sink(target, ctx.owner, empty=ctx.epoch is None)
         except PathRefused as error:

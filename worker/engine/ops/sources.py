@@ -11,16 +11,25 @@ from pyspark.sql import functions as F
 from jetspark.dag import processors as p
 from jetspark.dag.data_paths import PathRefused, check_path, readable_files
 from jetspark.dag.expressions import quote_identifier
+from jetspark.settings import DataSettings
 from worker.engine.contract import RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.local_items import local_items
-from worker.engine.ops.base import OpContext, SourceOp, nothing, params_of, read_once
+from worker.engine.ops.base import (
+    OpContext,
+    SourceOp,
+    nothing,
+    outbox_capacity,
+    params_of,
+    read_once,
+)
 from worker.engine.redis_streams import RedisStreamPlanner, stream_frame
 from worker.engine.routing import (
     place,
     spray,
 )
 from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import FilesPlanner, SequencePlanner, SourcePlanner
 
 
@@ -31,7 +40,27 @@ class ItemsSourceOp(SourceOp):
 
     def apply(self, ctx: OpContext) -> DataFrame:
         frame = self.items(ctx)
-        return frame if read_once(ctx) else nothing(frame)
+        if not read_once(ctx):
+            return nothing(frame)
+        params = params_of(ctx, p.ItemsSource)
+        if ctx.epoch is not None and params.timestamp_field is not None:
+            self.emit_watermarks(ctx.epoch, ctx.vertex.name, ctx.vertex.parallelism, params)
+        return frame
+
+    @staticmethod
+    def emit_watermarks(
+        epoch: EpochScope, vertex: str, parallelism: int, params: p.ItemsSource
+    ) -> None:
+        """Processor g's watermark: the greatest ``timestamp_field`` of its items (i % P ==
+        g), known here on the driver; a processor without items is idle from the start."""
+        tops: dict[int, int] = {}
+        for i, item in enumerate(params.items):
+            value = item.get(params.timestamp_field or "")
+            if isinstance(value, int):  # every item's, as validation checked
+                tops[i % parallelism] = max(tops.get(i % parallelism, value), value)
+        epoch.watermarks.observe_events(
+            vertex, tops, allowed_lag_ms=0, idle_timeout_ms=0, now_ms=epoch.now_ms
+        )
 
     def items(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.ItemsSource)
@@ -72,11 +101,24 @@ class SequenceSourceOp(SourceOp):
         if ctx.epoch is None:
             if params.count is None:
                 raise EngineError("an unbounded sequence runs in epochs")
-            return sequence_frame(ctx.spark, start=params.start, count=params.count, parallelism=n)
+            return sequence_frame(
+                ctx.spark,
+                start=params.start,
+                count=params.count,
+                parallelism=n,
+                batch_rows=outbox_capacity(ctx),
+            )
         planned = ctx.epoch.ranges[ctx.vertex.name]
         low, high = int(planned["low"]), int(planned["high"])
         stamps = Stamps(params.start, int(planned["t0_ms"]), params.rate_per_s, planned["stamp_ms"])
-        return sequence_frame(ctx.spark, start=low, count=high - low, parallelism=n, stamps=stamps)
+        return sequence_frame(
+            ctx.spark,
+            start=low,
+            count=high - low,
+            parallelism=n,
+            stamps=stamps,
+            batch_rows=outbox_capacity(ctx),
+        )
 
 
 class FilesSourceOp(SourceOp):
@@ -116,10 +158,11 @@ class FilesSourceOp(SourceOp):
         reader = ctx.spark.read
         if params.format is p.FileFormat.csv:
             reader = reader.option("header", "true").option("inferSchema", "true")
-        files = _readable(params.path, [paths] if isinstance(paths, str) else paths)
+        named = [paths] if isinstance(paths, str) else paths
+        files = _readable(params.path, named, ctx.data)
         if not files:
             raise EngineError(f"source.files: nothing to read at {params.path!r}")
-        root = check_path(params.path).location
+        root = check_path(params.path, ctx.data).location
         if os.path.isdir(root):
             reader = reader.option("basePath", root)  # partition columns, as for the directory
         frame = reader.format(params.format.value).load(files)
@@ -131,11 +174,11 @@ class FilesSourceOp(SourceOp):
         return place(frame, spray(first=F.lit(0), width=n), n)
 
 
-def _readable(path: str, paths: list[str]) -> list[str]:
+def _readable(path: str, paths: list[str], data: DataSettings | None) -> list[str]:
     """Every file Spark is to read, checked under the data roots just before it reads."""
-    check_path(path)  # the roots may have changed since the job was accepted
+    check_path(path, data)  # the roots may have changed since the job was accepted
     try:
-        return [file for named in paths for file in readable_files(check_path(named))]
+        return [file for named in paths for file in readable_files(check_path(named, data), data)]
     except PathRefused as error:
         raise EngineError(f"source.files: {error}") from None
 
@@ -163,4 +206,5 @@ class RedisStreamSourceOp(SourceOp):
             ctx.vertex.parallelism,
             key=ctx.job_redis.user_stream,
             cluster=ctx.job_redis.cluster,
+            batch=outbox_capacity(ctx),
         )

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
+from worker.engine.accumulation import bounded
 from worker.engine.expressions import user_column
 from worker.engine.joining import join_step, joined
 from worker.engine.ops.base import Op, OpContext, params_of
@@ -41,9 +42,10 @@ class HashJoinOp(Op):
         params = params_of(ctx, p.HashJoinParams)
         n = ctx.vertex.parallelism
         build, probe = (by_processor(frame, n) for frame in ctx.inputs)
+        guard = partial(bounded, limit=ctx.max_records, vertex=ctx.vertex.name, what="build items")
         epoch = ctx.epoch
         if epoch is None:
-            return joined(build, probe, params)
+            return joined(guard(build), probe, params)
         name = ctx.vertex.name
         build_sources = epoch.upstream_sources(ctx.inbound[0].source)
         complete_before, complete_after = epoch.complete(build_sources)
@@ -58,6 +60,7 @@ class HashJoinOp(Op):
             complete_before=complete_before,
             ready=complete_after or bool(build_sources & epoch.endless),
             keep=partial(epoch.checkpointed, name),
+            guard=guard,
         )
         epoch.state_out[name] = step.state
         return step.output
@@ -69,4 +72,5 @@ class SortOp(Op):
     def apply(self, ctx: OpContext) -> DataFrame:
         by = params_of(ctx, p.SortParams).by
         columns = [user_column(b) for b in ([by] if isinstance(by, str) else by)]
-        return ctx.only_input.sortWithinPartitions(*columns)
+        items = bounded(ctx.only_input, ctx.max_records, ctx.vertex.name, "items to sort")
+        return items.sortWithinPartitions(*columns)
