@@ -10,7 +10,7 @@ import pytest
 
 from tests.engine.conftest import RunDag, job_body
 from tests.engine.test_epochs import windowed_body
-from tests.engine.test_stream_join import PER_EPOCH, join_stream, joined_rows, reference
+from tests.engine.test_stream_join import BUILD, PER_EPOCH, join_stream, joined_rows, reference
 from worker.engine.runner import VertexFailed
 
 pytestmark = pytest.mark.spark
