@@ -4,8 +4,14 @@ A batch job's final write and a streaming job's epoch commits both go through it
 are numbered and capped by one rule: ``seq`` goes on after the job's last stored record, the
 job keeps at most ``results_cap`` records in all (later ones are dropped, as a stream's past
 the cap are), and each item and a run's total are bounded in bytes (docs/SECURITY.md): past
-either the job fails saying so. All of a write is one ``INSERT`` (one round trip), in the
-caller's transaction, so the records commit with the status or snapshot they belong to.
+either the job fails saying so. A write is in the caller's transaction, so the records commit
+with the status or snapshot they belong to.
+
+A write reads where the job's records stand, then sends its records by ``COPY``, encoded a
+chunk at a time so that PostgreSQL stores one chunk while the next is encoded (issue 16): the
+former single ``INSERT`` of a ``jsonb[]`` parameter spent 0.7 s of its 1.5 s for 100k records
+in psycopg quoting the array element by element. What PostgreSQL itself spends, about 0.5 s
+for 100k records, is half the jsonb rows and their index, half the foreign-key check on each.
 """
 
 from __future__ import annotations
@@ -22,22 +28,12 @@ from sqlalchemy.orm import Session
 from jetspark.settings import ResultLimits
 from worker.engine.contract import RESULTS_CAP
 
-_INSERT = text(
-    """
-    WITH kept AS (
-        SELECT count(*) AS n, coalesce(max(seq), -1) AS last
-        FROM job_results WHERE job_id = :job_id
-    ), added AS (
-        INSERT INTO job_results (job_id, seq, vertex, item)
-        SELECT :job_id, kept.last + r.ord, r.vertex, r.item
-        FROM kept, unnest(CAST(:vertices AS text[]), CAST(:items AS jsonb[]))
-            WITH ORDINALITY AS r(vertex, item, ord)
-        WHERE r.ord <= :cap - kept.n
-        RETURNING 1
-    )
-    SELECT (SELECT n FROM kept) + (SELECT count(*) FROM added)
-    """
-)
+_KEPT = text("SELECT count(*), coalesce(max(seq), -1) FROM job_results WHERE job_id = :job_id")
+_COPY = "COPY job_results (job_id, seq, vertex, item) FROM STDIN"
+CHUNK = 5000
+"""Records encoded per ``COPY`` write."""
+_COPY_TEXT = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+"""What COPY's text format escapes (``json.dumps`` leaves only backslashes of these)."""
 
 
 class ResultsTooLarge(Exception):
@@ -66,25 +62,29 @@ class ResultsWriter:
     def write(self, session: Session, results: Mapping[str, Sequence[dict[str, Any]]]) -> None:
         """Add ``results`` (records per vertex, in order) after the job's stored records."""
         self._pending = None
-        room = self.results_cap - (self.stored or 0)
-        vertices: list[str] = []
-        items: list[str] = []
-        size = self.run_bytes
-        for vertex, records in results.items():
-            for record in records:
-                if len(items) >= room:
-                    break  # dropped: the job keeps at most results_cap records
-                encoded = json.dumps(record)
-                size += self._checked(len(encoded), size)
-                vertices.append(vertex)
-                items.append(encoded)
-        if not items:
+        if not any(results.values()):
             return
-        stored = session.execute(
-            _INSERT,
-            {"job_id": self.job_id, "vertices": vertices, "items": items, "cap": self.results_cap},
-        ).scalar_one()
-        self._pending = (int(stored), size)
+        count, last = session.execute(_KEPT, {"job_id": self.job_id}).one()
+        room = self.results_cap - int(count)  # the rest is dropped: results_cap
+        if room <= 0:
+            self._pending = (int(count), self.run_bytes)
+            return
+        written, size = 0, self.run_bytes
+        driver: Any = session.connection().connection.driver_connection  # psycopg's
+        with driver.cursor() as cursor, cursor.copy(_COPY) as copy:
+            for vertex, records in results.items():
+                kept = records[: room - written]
+                job, column = f"{self.job_id}\t", f"\t{vertex.translate(_COPY_TEXT)}\t"
+                for start in range(0, len(kept), CHUNK):
+                    lines = []
+                    for record in kept[start : start + CHUNK]:
+                        encoded = json.dumps(record)
+                        size += self._checked(len(encoded), size)
+                        written += 1
+                        seq = str(int(last) + written)
+                        lines.append(job + seq + column + encoded.translate(_COPY_TEXT) + "\n")
+                    copy.write("".join(lines))
+        self._pending = (int(count) + written, size)
 
     def committed(self) -> None:
         """The transaction holding the last ``write`` committed."""

@@ -10,11 +10,21 @@ from pathlib import Path
 
 import pytest
 import redis
-from pyspark.sql import Row
+from pyspark.sql import Row, SparkSession
+from pyspark.sql.types import (
+    ArrayType,
+    DecimalType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from jetspark.queue.keys import Keys
 from tests.engine.conftest import RunDag, job_body
-from worker.engine.ops.sinks import json_safe
+from worker.engine.ops.sinks import collect_records, json_native, json_safe
 
 
 @pytest.mark.parametrize("file_format", ["json", "csv", "parquet", "text"])
@@ -140,3 +150,26 @@ def test_results_are_json_safe_records_the_same_as_from_row_as_dict() -> None:
         "f": 1.5,
         "ok": True,
     }
+
+
+def test_results_over_arrow_are_the_records_a_collect_gives(spark: SparkSession) -> None:
+    frame = spark.createDataFrame(
+        [
+            ("a\\b\t\n\u00e9", 1, True, 0.1, [1, None], (2, "x")),
+            (None, None, None, None, None, None),
+        ],
+        "s string, n long, ok boolean, f double, xs array<int>, st struct<i:int, t:string>",
+    )
+    assert json_native(frame.schema)
+    by_rows = [json_safe(row) for row in frame.collect()]
+    assert collect_records(frame) == by_rows
+    assert by_rows[0]["st"] == {"i": 2, "t": "x"}
+
+
+def test_types_arrow_hands_over_otherwise_are_collected() -> None:
+    assert not json_native(StructType([StructField("t", TimestampType())]))
+    assert not json_native(StructType([StructField("d", ArrayType(DecimalType(4, 1)))]))
+    assert not json_native(StructType([StructField("m", MapType(StringType(), LongType()))]))
+    twice = StructType([StructField("a", LongType()), StructField("a", StringType())])
+    assert not json_native(twice)
+    assert not json_native(StructType([]))
