@@ -129,6 +129,10 @@ def session_conf(
         "spark.scheduler.mode": "FAIR",
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # PySpark's DataFrame call sites (for error context) cost ~7 py4j round trips per
+        # Column function, a third of a job's plan-building calls, and would only name
+        # jetspark's own lines: users write DAGs, not PySpark.
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
     }
     if is_local(master):
         defaults |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from jetspark.settings import SparkSettings
 from jetspark.spark_conf import (
@@ -110,3 +111,17 @@ def test_the_users_conf_overrides_defaults_but_never_what_jetspark_depends_on() 
     assert conf["spark.sql.shuffle.partitions"] == "64"
     assert conf["spark.scheduler.mode"] == "FIFO"
     assert {key: conf[key] for key in REQUIRED} == REQUIRED
+
+
+@pytest.mark.spark
+def test_pyspark_call_sites_are_off_unless_asked_for(spark: SparkSession) -> None:
+    """Each Column function would cost ~7 py4j round trips to record jetspark's own lines."""
+    off = session_conf(master="local[2]", shuffle_partitions=8)
+    assert off["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+    on = session_conf(
+        master="local[2]",
+        shuffle_partitions=8,
+        conf={"spark.python.sql.dataFrameDebugging.enabled": "true"},
+    )
+    assert on["spark.python.sql.dataFrameDebugging.enabled"] == "true"
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
