@@ -50,6 +50,11 @@ def test_a_streaming_join_survives_two_lost_workers_exactly_once(
     assert joined_rows(results(sessions, job_id)) == reference("left")
 
 
+APPENDED_PROBES = 1000
+"""Probe items at 100/s: 10 s of them, so some come after the build item the test appends
+once the first results are in, however long a cold session's first epoch takes."""
+
+
 def appended_join(stream: str) -> dict[str, Any]:
     """Build items from a Redis stream (unbounded), probe items from a paced sequence."""
     return {
@@ -62,7 +67,7 @@ def appended_join(stream: str) -> dict[str, Any]:
                  "params": {"select": {"k": "cast(fields['k'] AS bigint)",
                                        "tag": "fields['tag']"}}},
                 {"name": "probes", "processor": "source.sequence",
-                 "params": {"count": 300, "rate_per_s": 100}},
+                 "params": {"count": APPENDED_PROBES, "rate_per_s": 100}},
                 {"name": "join", "processor": "hash_join",
                  "params": {"build_key": "k", "probe_key": "seq % 10"}},
                 {"name": "results", "processor": "sink.results"},
@@ -106,16 +111,20 @@ def test_an_unbounded_build_side_is_appended_to(
         )
 
         def probes_done() -> bool:  # the sequence ends; the stream of build items does not
-            return {r["seq"] for r in results(sessions, job_id) if r["tag"] == "first"} == {
-                s for s in range(300) if s % 10 < 5
-            }
+            rows = results(sessions, job_id)
+            # The last probe items to match: the last ending in 4 the first build items, the
+            # last ending in 7 the later one.
+            return {r["seq"] for r in rows if r["tag"] == "first"} == {
+                s for s in range(APPENDED_PROBES) if s % 10 < 5
+            } and any(r["seq"] == APPENDED_PROBES - 3 for r in rows if r["tag"] == "later")
 
         drive_until([worker], probes_done, what="every probe item joined", deadline_s=60)
         rows = results(sessions, job_id)
         first = Counter(r["seq"] for r in rows if r["tag"] == "first")
-        assert first == Counter(s for s in range(300) if s % 10 < 5), "a first match repeated"
+        expected_first = Counter(s for s in range(APPENDED_PROBES) if s % 10 < 5)
+        assert first == expected_first, "a first match repeated"
         later = sorted(r["seq"] for r in rows if r["tag"] == "later")
-        assert later and later == [s for s in range(later[0], 300) if s % 10 == 7]
+        assert later and later == [s for s in range(later[0], APPENDED_PROBES) if s % 10 == 7]
         assert later[0] > 7  # the probe items before the build item did not meet it
         assert status_of(sessions, job_id) == "RUNNING"
     finally:
