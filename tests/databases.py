@@ -6,10 +6,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from jetspark.db.engine import normalize_url
+from jetspark.db.engine import make_engine, normalize_url
 from jetspark.db.migrate import upgrade
 
 
@@ -36,3 +36,14 @@ def fresh_database(
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@contextmanager
+def fresh_engine(server_database_url: str, prefix: str, *, pool_size: int) -> Iterator[Engine]:
+    """An engine on a ``fresh_database`` of its own, disposed of before the database goes."""
+    with fresh_database(server_database_url, prefix) as url:
+        engine = make_engine(url, pool_size=pool_size)
+        try:
+            yield engine
+        finally:
+            engine.dispose()

@@ -20,14 +20,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
-from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient, fail_fast
 from jetspark.settings import DagLimits, WorkerSettings
-from tests.databases import fresh_database
+from tests.databases import fresh_engine
 from tests.faults.conftest import OwnRedis
 from tests.worker.conftest import LONG_JOB
 from tests.worker.test_streaming import assert_exact_windows, windowed_stream
@@ -50,10 +49,8 @@ SETTINGS = WorkerSettings(
 
 @pytest.fixture
 def engine(server_database_url: str) -> Iterator[Engine]:
-    with fresh_database(server_database_url, "jetspark_faults") as url:
-        made = make_engine(url, pool_size=4)
+    with fresh_engine(server_database_url, "jetspark_faults", pool_size=4) as made:
         yield made
-        made.dispose()
 
 
 @pytest.fixture

@@ -13,14 +13,13 @@ from pyspark.sql import SparkSession
 from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job, Snapshot
 from jetspark.jobs.retention import SWEEP_LOCK, Policy, due, sweep
 from jetspark.jobs.snapshots import committed_named
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.settings import RetentionSettings, WorkerSettings
-from tests.databases import fresh_database
+from tests.databases import fresh_engine
 from tests.jobs.seeded import GONE, named_snapshot_keys, redis_keys_of, rows_of, seed_job
 from worker.engine import run_job
 from worker.loop import Worker
@@ -34,10 +33,8 @@ TTL = RetentionSettings(completed_s=3600, failed_s=4 * 3600, cancelled_s=1800, m
 @pytest.fixture(scope="module")
 def engine(server_database_url: str) -> Iterator[Engine]:
     """A database of retention's own: a sweep acts on every finished job there is."""
-    with fresh_database(server_database_url, "jetspark_retention") as url:
-        made = make_engine(url, pool_size=4)
+    with fresh_engine(server_database_url, "jetspark_retention", pool_size=4) as made:
         yield made
-        made.dispose()
 
 
 @pytest.fixture

@@ -16,14 +16,13 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
-from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs import service
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 from jetspark.settings import DagLimits, WorkerSettings
-from tests.databases import fresh_database
+from tests.databases import fresh_engine
 from worker.engine import run_job
 from worker.loop import Worker
 
@@ -49,10 +48,8 @@ LONG_JOB: dict[str, Any] = {
 def worker_db_engine(server_database_url: str) -> Iterator[Engine]:
     """The worker tests' own database: their reconcilers re-announce every queued job they
     see, so jobs other tests left queued must not be there."""
-    with fresh_database(server_database_url, "jetspark_worker") as url:
-        engine = make_engine(url, pool_size=5)
+    with fresh_engine(server_database_url, "jetspark_worker", pool_size=5) as engine:
         yield engine
-        engine.dispose()
 
 
 @pytest.fixture
