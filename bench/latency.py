@@ -17,7 +17,9 @@ its Spark JVM, PostgreSQL and Redis each in their own processes) with ``max_conc
 2 and 4; after ``--throughput-warmup`` tiny jobs (the JVM's JIT settles), ``--throughput-jobs``
 tiny jobs from 1, 4 and 16 concurrent clients, each client one job after another. With each
 rate, the CPU milliseconds one job cost in each part of the stack: on a machine of C cores, N
-clients can reach at most C / (CPU per job) jobs/s, whatever the server does.
+clients can reach at most C / (CPU per job) jobs/s, whatever the server does. Against that,
+the same tiny work hand-written, from 1, 4 and 16 threads in the warm session: the rate 16
+clients can reach over one's when nothing but Spark's own cost of a job is paid.
 """
 
 from __future__ import annotations
@@ -257,6 +259,26 @@ def throughput(url: str, token: str, clients: int, jobs: int) -> float:
     return jobs / (time.perf_counter() - started)
 
 
+def hand_written_rates(spark: SparkSession, jobs: int) -> dict[str, float]:
+    """Jobs/s of the tiny work hand-written in one warm session, from 1, 4 and 16 threads.
+
+    The ceiling of any server driving Spark on these cores: the JVM's own cost of a job
+    (planning, scheduling, a task) is what 16 clients share, so their rate over one client's
+    is bounded here before any HTTP, PostgreSQL or Redis work is added."""
+    rates: dict[str, float] = {}
+    for clients in (1, 4, 16):
+        shares = [jobs // clients + (1 if i < jobs % clients else 0) for i in range(clients)]
+        started = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            done = [pool.submit(lambda n: [warm_tiny(spark) for _ in range(n)], n) for n in shares]
+            for future in done:
+                future.result()
+        rates[f"clients={clients}"] = round(jobs / (time.perf_counter() - started), 2)
+    rates["16_over_1"] = round(rates["clients=16"] / rates["clients=1"], 2)
+    print("hand-written tiny jobs/s", json.dumps(rates), flush=True)
+    return rates
+
+
 def throughput_on_stack(jobs: int, warmup: int) -> dict[str, Any]:
     """Jobs/s and CPU ms per job by part, through ``jetspark up`` with one worker."""
     rates: dict[str, Any] = {}
@@ -333,6 +355,10 @@ def main() -> None:
                     "slowest_timings": slowest[1] if slowest else None,
                 }
                 print(name, json.dumps(report[name]["api"]), flush=True)
+            if not args.no_throughput:
+                for _ in range(args.throughput_warmup):
+                    warm_tiny(spark)
+                report["hand_written_jobs_per_s"] = hand_written_rates(spark, args.throughput_jobs)
         spark.stop()
     if not args.no_throughput:
         report["jobs_per_s"] = throughput_on_stack(args.throughput_jobs, args.throughput_warmup)

@@ -10,8 +10,9 @@ with the status or snapshot they belong to.
 A write reads where the job's records stand, then sends its records by ``COPY``, encoded a
 chunk at a time so that PostgreSQL stores one chunk while the next is encoded (issue 16): the
 former single ``INSERT`` of a ``jsonb[]`` parameter spent 0.7 s of its 1.5 s for 100k records
-in psycopg quoting the array element by element. What PostgreSQL itself spends, about 0.5 s
-for 100k records, is half the jsonb rows and their index, half the foreign-key check on each.
+in psycopg quoting the array element by element. PostgreSQL then spent 0.39 s storing 100k
+records, 0.23 s of it checking each one's foreign key on ``jobs``; migration 0010 checks a
+statement's records at once (0.2 s in all).
 """
 
 from __future__ import annotations

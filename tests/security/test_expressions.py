@@ -101,6 +101,25 @@ def test_the_engine_refuses_each_attack_on_the_tree_spark_parsed(
 
 
 @pytest.mark.spark
+def test_checked_trees_are_kept_and_refusals_are_not(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine keeps what it checked, per text and size limit, and never keeps a refusal."""
+    assert user_column("v * 2 + 1") is user_column("v * 2 + 1")
+    frames = spark.createDataFrame([{"v": 1}]), spark.createDataFrame([{"v": 20}])
+    assert [f.select(user_column("v * 2 + 1")).collect()[0][0] for f in frames] == [3, 41]
+    for _ in range(2):
+        with pytest.raises(EngineError, match="reflect"):
+            user_column(REFLECT)
+    kept = user_column("repeat(s, 3)")
+    monkeypatch.setenv("JETSPARK_EXPRESSION_MAX_SIZE", "2")
+    smaller = user_column("repeat(s, 3)")
+    assert smaller is not kept
+    with pytest.raises(Exception, match="would make more than 2"):
+        spark.createDataFrame([{"s": "ab"}]).select(smaller).collect()
+
+
+@pytest.mark.spark
 def test_variable_substitution_is_off(spark: SparkSession) -> None:
     assert spark.conf.get("spark.sql.variable.substitute") == "false"
     home = os.environ.get("HOME", "/root")

@@ -9,9 +9,11 @@ exactly what was checked.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark import SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
@@ -53,10 +55,15 @@ def _jvm(spark: SparkSession) -> Any:
     return spark._jvm
 
 
+def _jvm_of(context: SparkContext) -> Any:
+    return context._jvm
+
+
 def _session() -> SparkSession:
-    # A job thread of its own (a streaming job's) has no active session: any session will do,
-    # the parser is the same and a Column built from a tree belongs to no session.
-    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    # Any session will do: the parser is the same and a Column built from a tree belongs to
+    # no session. The instantiated one is known without a round trip; a job thread of its own
+    # (a streaming job's) has no active session anyway.
+    spark = SparkSession._instantiatedSession or SparkSession.getActiveSession()
     if spark is None:
         raise EngineError("no active SparkSession to parse an expression with")
     return spark
@@ -86,11 +93,35 @@ def _check(text: str, node: Any, allowed: frozenset[str]) -> None:
         _check(text, child, allowed)
 
 
-def _parse(text: str, *, aggregates: bool) -> Any:
+@dataclass(frozen=True)
+class _Checked:
+    """A parsed, checked and guarded expression: its tree and the Column made of it."""
+
+    tree: Any
+    column: Column
+
+
+def _checked(text: str, *, aggregates: bool) -> _Checked:
     problem = text_problem(text)
     if problem is not None:
         raise EngineError(problem)
     spark = _session()
+    return _checked_in(spark.sparkContext, text, aggregates, ExpressionLimits().max_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_in(context: SparkContext, text: str, aggregates: bool, limit: int) -> _Checked:
+    """Kept per JVM (its ``SparkContext``): a job server meets the same expressions job after
+    job, and walking a tree costs a py4j round trip per node and property (the word count's
+    five expressions were 290 of its 795 round trips). The trees are immutable and a Column
+    made of one belongs to no frame, so sharing them shares nothing a job could change; a
+    refused text raises and is not kept."""
+    spark = _session()
+    tree = _parse(spark, text, aggregates=aggregates, limit=limit)
+    return _Checked(tree, _column(spark, tree))
+
+
+def _parse(spark: SparkSession, text: str, *, aggregates: bool, limit: int) -> Any:
     try:
         tree = spark._jsparkSession.sessionState().sqlParser().parseExpression(text)
     except Exception as error:  # py4j hands over Spark's ParseException
@@ -100,19 +131,24 @@ def _parse(text: str, *, aggregates: bool) -> Any:
         _check(text, tree, allowed | AGGREGATE_FUNCTIONS if aggregates else allowed)
     except ExpressionError as error:
         raise EngineError(str(error)) from None
-    return _guarded(spark, tree, ExpressionLimits().max_size)
+    return _guarded(spark, tree, limit)
+
+
+@functools.lru_cache(maxsize=4)
+def _expression_utils(context: SparkContext) -> Any:
+    """Spark's Column <-> Expression factory, looked up once per JVM (each name in the path
+    is a round trip)."""
+    return _jvm_of(context).org.apache.spark.sql.classic.ExpressionUtils
 
 
 def _column(spark: SparkSession, node: Any) -> Column:
     from pyspark.sql.classic.column import Column as ClassicColumn
 
-    factory = _jvm(spark).org.apache.spark.sql.classic.ExpressionUtils
-    return ClassicColumn(factory.column(node))
+    return ClassicColumn(_expression_utils(spark.sparkContext).column(node))
 
 
 def _node(spark: SparkSession, column: Column) -> Any:
-    factory = _jvm(spark).org.apache.spark.sql.classic.ExpressionUtils
-    return factory.expression(column._jc)
+    return _expression_utils(spark.sparkContext).expression(column._jc)
 
 
 def _guarded(spark: SparkSession, node: Any, limit: int) -> Any:
@@ -151,14 +187,13 @@ def _size(name: str, args: list[Column]) -> Column:
 
 def user_column(text: str, *, aggregates: bool = False) -> Column:
     """The checked expression ``text`` as a Column; ``EngineError`` naming why if refused."""
-    spark = _session()
-    return _column(spark, _parse(text, aggregates=aggregates))
+    return _checked(text, aggregates=aggregates).column
 
 
 def user_call(text: str) -> Call | None:
     """The call at the top of the checked aggregation ``text``, if it is one."""
+    tree = _checked(text, aggregates=True).tree
     spark = _session()
-    tree = _parse(text, aggregates=True)
     if str(tree.nodeName()) != "UnresolvedFunction" or tree.filter().isDefined():
         return None
     if tree.orderingWithinGroup().size() > 0:

@@ -11,9 +11,10 @@ partition it received, with no further exchange (processor g works on what it re
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import mmh3
+from pyspark import SparkContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, StringType
@@ -114,7 +115,18 @@ def partition_id(frame: DataFrame, edge: EdgePlan, partition_count: int) -> Colu
     if edge.partitioner.startswith("python:"):
         return python_pid(key, edge.partitioner, partition_count)
     key_type = frame.select(key.alias("k")).schema["k"].dataType
-    return murmur3_pid(key, key_type, partition_count)
+    if not edge.key:
+        return murmur3_pid(key, key_type, partition_count)
+    return _murmur3_pid_of(frame.sparkSession.sparkContext, edge.key, key_type, partition_count)
+
+
+@lru_cache(maxsize=512)
+def _murmur3_pid_of(
+    context: SparkContext, key: str, key_type: DataType, partition_count: int
+) -> Column:
+    """``murmur3_pid`` of the checked key expression, kept per JVM like the expression
+    itself: the same edge of the same DAG builds the same Column, for 70-odd round trips."""
+    return murmur3_pid(user_column(key), key_type, partition_count)
 
 
 def sender_member(sender: VertexPlan) -> Column:
