@@ -4,7 +4,9 @@ Like Flink's job graph, it is a value of its own, kept apart from the submitted 
 the Spark operations. A local unicast edge between vertices of equal parallelism whose ends
 have no other edges is *fused*: processor g hands items to processor g inside one Spark stage
 (operator chaining). Every other edge is an exchange: a shuffle to exact target partitions, or
-a broadcast. The all-to-one partition is drawn once here and recorded.
+a broadcast. The all-to-one partition is drawn once here and recorded. An edge from an
+accumulate stage whose rows are already one per key to its combine is marked ``pregrouped``:
+the combine has nothing to merge (``_is_pregrouped``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from jetspark.dag.model import (
     Routing,
     VertexSpec,
 )
-from jetspark.dag.processors import PROCESSORS
+from jetspark.dag.processors import PROCESSORS, AggregateParams
 from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import ValidatedDag
 
@@ -61,6 +63,10 @@ class EdgePlan(BaseModel):
     partitioner: str
     all_to_one_pid: int | None = None
     config: EdgeConfig = EdgeConfig()
+    pregrouped: bool = False
+    """An accumulate's edge to its combine that carries one row per key in all (one member,
+    keyed alike end to end): the combine finishes each row instead of merging (False in
+    plans stored before, which take the general path)."""
 
 
 class StagePlan(BaseModel):
@@ -117,6 +123,37 @@ def _is_fusable(dag: ValidatedDag, edge: EdgeSpec) -> bool:
     )
 
 
+def _is_pregrouped(dag: ValidatedDag, edge: EdgeSpec) -> bool:
+    """Whether ``edge`` takes an accumulate's rows, one per key in all, to the combine of the
+    same aggregations by that key.
+
+    An accumulate's group is (processor, key). With one member, an inbound edge partitioned
+    on the aggregation key (or all-to-one, or a single processor) sends every item of a key
+    to one processor, so there is one row per key; an edge partitioned on ``key`` then takes
+    each key's only row to one combine processor, where merging one partial result is
+    finishing it. The accumulate's only outbound edge: nothing else reads its rows.
+    """
+    sender, receiver = dag.params[edge.source], dag.params[edge.to]
+    if not (isinstance(sender, AggregateParams) and isinstance(receiver, AggregateParams)):
+        return False
+    if (sender.stage, receiver.stage) != ("accumulate", "combine") or sender.key is None:
+        return False
+    if receiver.key != "key" or receiver.aggregations != sender.aggregations:
+        return False
+    if edge.routing is not Routing.partitioned or edge.key != "key":
+        return False
+    if dag.parallelism[edge.source] > dag.local_parallelism[edge.source]:
+        return False  # several members: the general path (a local edge keeps rows by member)
+    if len(dag.outbound[edge.source]) != 1 or len(dag.inbound[edge.source]) != 1:
+        return False
+    (inbound,) = dag.inbound[edge.source]
+    return (
+        dag.parallelism[edge.source] == 1
+        or inbound.routing is Routing.all_to_one
+        or (inbound.routing is Routing.partitioned and inbound.key == sender.key)
+    )
+
+
 def _exchange(dag: ValidatedDag, edge: EdgeSpec) -> Exchange:
     if edge.routing is Routing.broadcast:
         return Exchange.broadcast
@@ -148,6 +185,7 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
                     draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
                 ),
                 config=edge.config,
+                pregrouped=_is_pregrouped(dag, edge),
             )
         )
     fused_into = {e.to: e.source for e in edges if e.exchange is Exchange.fused}

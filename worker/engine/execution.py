@@ -109,6 +109,7 @@ class Execution:
             sink_results=self.sink_results,
             keep=self.keep,
             outbound=self.plan.outbound(name),
+            receivers=[self.plan.vertex(e.to) for e in self.plan.outbound(name)],
             epoch=self.epoch,
             redis=self.control.redis,
             count_input=self.counters.own_input_counter(name),

@@ -6,16 +6,18 @@ from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField
 
 from jetspark.dag import processors as p
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
 from worker.engine import aggregation
 from worker.engine.accumulation import bounded
-from worker.engine.counting import items_column
+from worker.engine.counting import ITEMS, items_column
 from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.routing import (
+    PROCESSOR,
     SLOT,
     by_processor,
     candidates,
@@ -45,8 +47,10 @@ class AggregateOp(Op):
     left out when no outbound edge can tell where a row is (``_placed_downstream``). Over a
     fused edge the frame is aggregated where it is, and so are the items of an aggregate
     (already one per group: routed first, then aggregated in place, one exchange instead of
-    two). Without a key and with P > 1, every processor that received items emits its own
-    aggregate, as Jet's non-keyed aggregation does. The op counts its own input
+    two). Over a ``pregrouped`` edge a combine's rows are one per key already: each is
+    finished where it is and routed only if a consumer can tell (``_finished``). Without a
+    key and with P > 1, every processor that received items emits its own aggregate, as
+    Jet's non-keyed aggregation does. The op counts its own input
     (``counts_own_input``) in its groups, keeping Spark's code generation across the items.
     """
 
@@ -63,6 +67,8 @@ class AggregateOp(Op):
         if ctx.count_input is not None:
             columns.append(items_column())
         n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
+        if edge.pregrouped and ctx.epoch is None:
+            return _finished(ctx, params)
         if params.key is None and n == 1:
             return counted(frame.agg(*columns))  # one processor: a row even for no input
         sender = ctx.senders[0]
@@ -108,6 +114,47 @@ class AggregateOp(Op):
         )
         ctx.epoch.state_out[name] = step.state
         return step.output
+
+
+def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
+    """A combine whose rows are its keys' only partial results (``EdgePlan.pregrouped``):
+    each finished where it is, as merging a single partial would, cast to the type merging
+    gives. Its processor is that of the edge's routing; the rows are moved there only if a
+    consumer can tell, and handed to a ``sink.results`` over a fused edge with that processor
+    named (``PROCESSOR``) instead of moved: one exchange less (a Spark job less)."""
+    edge, n = ctx.inbound[0], ctx.vertex.parallelism
+    partials = without_slot(ctx.only_input)
+    stages = params.aggregations.items()
+    # What the general path would give (and where it would fail): Spark analyses, runs nothing.
+    merged = partials.groupBy(F.col("key")).agg(
+        *[aggregation.combine(field, e) for field, e in stages]
+    )
+    if ctx.count_input is not None:  # one item per row: the rows are counted as they pass
+        partials = ctx.count_input(partials.withColumn(ITEMS, F.lit(1)))
+    finished = [_like(aggregation.finish(field, e), merged.schema[field]) for field, e in stages]
+    rows = partials.select(F.col("key"), *finished)
+    first, width = candidates(edge, ctx.vertex, F.lit(0))  # one member: its rows are member 0's
+    processor = first + F.pmod(partition_id(rows, edge, ctx.partition_count), F.lit(width))
+    if ctx.max_records is None and _collected_in_order(ctx):
+        return rows.withColumn(PROCESSOR, processor.cast("int"))
+    return _placed(ctx, with_slot(rows, processor, n), n).drop(SLOT)
+
+
+def _like(column: Column, field: StructField) -> Column:
+    """``column`` of ``field``'s type, nullable if it is (a merge's sum may be NULL)."""
+    typed = column.cast(field.dataType).alias(field.name)
+    return F.when(typed.isNotNull(), typed).alias(field.name) if field.nullable else typed
+
+
+def _collected_in_order(ctx: OpContext) -> bool:
+    """Whether the one consumer is a ``sink.results`` over a fused edge: it reads a row's
+    processor only for the order of the records and its cap per processor, both of which it
+    can take from ``PROCESSOR``."""
+    if len(ctx.outbound) != 1 or len(ctx.receivers) != 1:
+        return False
+    return ctx.outbound[0].exchange is Exchange.fused and ctx.receivers[0].processor == (
+        "sink.results"
+    )
 
 
 def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:

@@ -49,6 +49,8 @@ class OpContext:
     """Persist a frame for the rest of the job (read twice, computed once)."""
     outbound: list[EdgePlan] = field(default_factory=list)
     """Outbound edges, index = from_ordinal."""
+    receivers: list[VertexPlan] = field(default_factory=list)
+    """The vertex at the other end of each outbound edge."""
     epoch: EpochScope | None = None
     """Set when the job runs in epochs (a streaming job): ranges, state, watermarks."""
     redis: RedisTarget | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -29,6 +30,9 @@ from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.redis_streams import now_ms, write_stream
 from worker.engine.routing import (
+    PROCESSOR,
+    SLOT,
+    place,
     row_in_partition,
     without_slot,
 )
@@ -99,10 +103,44 @@ class ResultsSinkOp(Op):
         # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
         # in processor order, as ``limit(cap).collect()`` would.
         frame = _union(ctx.inputs)
-        rows = collect_records(frame.where(row_in_partition() < F.lit(ctx.results_cap)))
+        rows = None
+        if PROCESSOR in frame.columns:
+            rows = _in_processor_order(frame, ctx.results_cap)
+            if rows is None:  # a partition may have been cut short: place the rows, then read
+                frame = place(frame, F.col(PROCESSOR), ctx.vertex.parallelism)
+                frame = frame.drop(SLOT, PROCESSOR)
+        if rows is None:
+            rows = collect_records(frame.where(row_in_partition() < F.lit(ctx.results_cap)))
         # Their bytes are bounded where they are written (``worker.results``).
         ctx.sink_results[ctx.vertex.name] = rows[: ctx.results_cap]
         return frame
+
+
+_PARTITION = "__jetspark_partition"
+
+
+def _in_processor_order(frame: DataFrame, cap: int) -> list[dict[str, Any]] | None:
+    """The records of rows that name their processor (``PROCESSOR``) but are not on its
+    partition, as if they were: in processor order, each processor's first ``cap`` at most.
+
+    Each partition hands over one row more than the cap: if one of them had more than the
+    cap, a processor's rows may be missing while a later one's are kept, so None (the
+    caller places them and reads again); otherwise nothing was left out.
+    """
+    numbered = frame.where(row_in_partition() <= F.lit(cap))
+    records = collect_records(numbered.withColumn(_PARTITION, F.spark_partition_id()))
+    per_partition = Counter(record.pop(_PARTITION) for record in records)
+    if any(count > cap for count in per_partition.values()):
+        return None
+    records.sort(key=lambda record: record[PROCESSOR])  # stable: each partition's order kept
+    taken: Counter[int] = Counter()
+    kept = []
+    for record in records:
+        processor = record.pop(PROCESSOR)
+        taken[processor] += 1
+        if taken[processor] <= cap:
+            kept.append(record)
+    return kept
 
 
 class LoggerSinkOp(Op):
