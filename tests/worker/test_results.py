@@ -86,6 +86,23 @@ def test_a_write_rolled_back_is_not_counted(sessions: sessionmaker[Session]) -> 
     assert [item for _, _, item in _stored(sessions, job_id)] == [{"n": 1}, {"n": 2}]
 
 
+def test_every_value_json_holds_is_stored_as_it_was(sessions: sessionmaker[Session]) -> None:
+    """What COPY's text format escapes, what UTF-8 and JSON escape, numbers past orjson's
+    64 bits; NaN and the infinities, which JSON has not, are stored as null."""
+    job_id = _job(sessions)
+    tricky = [
+        {"s": 'tab\there\nnew line\r\\N \\ "quoted" é 漢字 \u2028 😀', "k": "\\"},
+        {"nested": {"a": [1, 2.5, None, True, {"b": "\\\\"}]}, "": "empty key"},
+        {"big": 2**70, "small": -(2**63), "f": 0.1, "e": 1.5e-7, "tiny": 5e-324},
+    ]
+    _write(sessions, ResultsWriter(job_id), {"out": tricky})
+    _write(sessions, ResultsWriter(job_id), {"out": [{"nan": float("nan"), "inf": float("inf")}]})
+    assert [item for _, _, item in _stored(sessions, job_id)] == [
+        *tricky,
+        {"nan": None, "inf": None},
+    ]
+
+
 def test_items_and_a_runs_results_are_bounded_in_bytes(sessions: sessionmaker[Session]) -> None:
     job_id = _job(sessions)
     limits = ResultLimits(max_item_bytes=20, max_job_bytes=40)
