@@ -52,6 +52,8 @@ class Timings(BaseModel):
     running: datetime | None = None
     planned: datetime | None = None
     spark_jobs: list[SparkJobTiming] = []
+    computed: datetime | None = None
+    """The engine finished: its results are in the worker, to be written."""
     results_written: datetime | None = None
     finished: datetime | None = None
 

@@ -214,7 +214,7 @@ def phases(timings: dict[str, Any]) -> str:
     jobs = " ".join(f"job {j['id']} {at(j['submitted'])}" for j in timings.get("spark_jobs", [])
                     if j.get("submitted"))  # fmt: skip
     return (
-        f"planned {at(timings['planned'])}, {jobs}, "
+        f"planned {at(timings['planned'])}, {jobs}, computed {at(timings['computed'])}, "
         f"results written {at(timings['results_written'])}"
     )
 

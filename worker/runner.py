@@ -129,6 +129,7 @@ def _perform(
         durable(_write, sessions, job_id, JobStatus.RUNNING, token, worker, "running")
         held.control.timings["running"] = stamp()
         outcome = engine_run(spark, held.job, held.control)
+        held.control.timings["computed"] = stamp()
         final = _final(reporter, outcome.vertex_counts)
         durable(
             _complete,

@@ -1,9 +1,10 @@
 """A job's phases with their times, kept with the job so a slow run can be explained.
 
 The worker stamps ``queued`` (when the job was queued), ``claimed``, ``running``; the engine
-``planned``; the final write ``results_written`` and ``finished``. ``spark_jobs`` lists the
-Spark jobs of the job's group with their stages and when their first stage was submitted,
-read from Spark's status tracker (no listener of ours runs on the scheduler's thread).
+``planned`` and ``computed`` (its results in the worker); the final write ``results_written``
+and ``finished``. ``spark_jobs`` lists the Spark jobs of the job's group with their stages
+and when their first stage was submitted, read from Spark's status tracker (no listener of
+ours runs on the scheduler's thread).
 """
 
 from __future__ import annotations

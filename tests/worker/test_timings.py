@@ -32,6 +32,7 @@ def test_a_finished_jobs_view_carries_its_timings(
         timings.claimed,
         timings.running,
         timings.planned,
+        timings.computed,
         timings.results_written,
         timings.finished,
     ]

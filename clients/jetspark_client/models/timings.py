@@ -29,6 +29,7 @@ class Timings:
 
         Attributes:
             claimed (datetime.datetime | None | Unset):
+            computed (datetime.datetime | None | Unset):
             finished (datetime.datetime | None | Unset):
             planned (datetime.datetime | None | Unset):
             queued (datetime.datetime | None | Unset):
@@ -38,6 +39,7 @@ class Timings:
      """
 
     claimed: datetime.datetime | None | Unset = UNSET
+    computed: datetime.datetime | None | Unset = UNSET
     finished: datetime.datetime | None | Unset = UNSET
     planned: datetime.datetime | None | Unset = UNSET
     queued: datetime.datetime | None | Unset = UNSET
@@ -59,6 +61,14 @@ class Timings:
             claimed = self.claimed.isoformat()
         else:
             claimed = self.claimed
+
+        computed: None | str | Unset
+        if isinstance(self.computed, Unset):
+            computed = UNSET
+        elif isinstance(self.computed, datetime.datetime):
+            computed = self.computed.isoformat()
+        else:
+            computed = self.computed
 
         finished: None | str | Unset
         if isinstance(self.finished, Unset):
@@ -116,6 +126,8 @@ class Timings:
         })
         if claimed is not UNSET:
             field_dict["claimed"] = claimed
+        if computed is not UNSET:
+            field_dict["computed"] = computed
         if finished is not UNSET:
             field_dict["finished"] = finished
         if planned is not UNSET:
@@ -155,6 +167,26 @@ class Timings:
             return cast(datetime.datetime | None | Unset, data)
 
         claimed = _parse_claimed(d.pop("claimed", UNSET))
+
+
+        def _parse_computed(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                computed_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return computed_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        computed = _parse_computed(d.pop("computed", UNSET))
 
 
         def _parse_finished(data: object) -> datetime.datetime | None | Unset:
@@ -271,6 +303,7 @@ class Timings:
 
         timings = cls(
             claimed=claimed,
+            computed=computed,
             finished=finished,
             planned=planned,
             queued=queued,
