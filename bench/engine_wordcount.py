@@ -6,7 +6,8 @@ temp directory. The DAG is the seeds' two-stage word count: source.files -> flat
 aggregate(accumulate) over a local partitioned edge -> aggregate(combine) over a distributed
 partitioned edge -> sink.results. The hand-written code is split/explode/groupBy().count()
 collected to the driver. Best of ``--runs`` each, the runs interleaved (hand-written, then each
-DAG) so that a busy machine slows both alike; the ratio is hand-written time / DAG time. The
+DAG) so that a busy machine slows both alike; the ratio is hand-written time / DAG time (also
+given of the medians, steadier when the JVM's collections land on some runs). The
 Spark jobs a run starts are counted too (a figure the machine's load does not move).
 The DAG runs twice: with SPEC's default murmur3 partitioner (canonical bytes hashed in the
 JVM) and with ``spark_hash`` (Spark's own hash of the key).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 import threading
 import time
@@ -241,15 +243,15 @@ def compare(
             took, keys[name], jobs[name] = spark_jobs(spark, f"bench-{run}-{i}", perform)
             seconds[name].append(took)
     hand = "hand-written DataFrame"
-    hand_s = min(seconds[hand])
+    hand_s, hand_median = min(seconds[hand]), statistics.median(seconds[hand])
     print(f"words: {args.words:,}  distinct: {keys[hand]:,}  best of {args.runs}")
     for name, taken in seconds.items():
         assert keys[name] == keys[hand], (name, keys[name], keys[hand])
         best = min(taken)
         print(
             f"{name:26} {best:6.2f} s  {args.words / best / 1e6:5.2f} M/s"
-            f"  ratio {hand_s / best:.2f}  Spark jobs {jobs[name]}"
-            f"  (runs: {', '.join(f'{t:.2f}' for t in taken)})"
+            f"  ratio {hand_s / best:.2f} (of medians {hand_median / statistics.median(taken):.2f})"
+            f"  Spark jobs {jobs[name]}  (runs: {', '.join(f'{t:.2f}' for t in taken)})"
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -15,11 +17,12 @@ from tests.databases import fresh_database
 TABLES = {
     "jobs",
     "job_transitions",
-    "job_results",
+    "job_result_pages",
     "snapshots",
     "lifecycle_requests",
     "webhook_deliveries",
 }
+VIEWS = {"job_results"}
 
 
 @pytest.fixture
@@ -59,8 +62,9 @@ def test_upgrade_downgrade_upgrade(empty_database_url: str) -> None:
     assert tables == TABLES | {"alembic_version"}
     assert {"ix_jobs_status", "ix_jobs_created_at_id", "ix_snapshots_job_id_snapshot_id"} <= indexes
     assert revision == revision_of_head(url)
-    # The migrations and the models agree on the tables they define.
-    assert set(Base.metadata.tables) == TABLES
+    # The migrations and the models agree on the tables and views they define.
+    assert set(Base.metadata.tables) == TABLES | VIEWS
+    assert set(inspect_views(url)) == VIEWS
 
     downgrade(url, "base")
     tables, indexes, gone = _schema(url)
@@ -80,3 +84,45 @@ def revision_of_head(url: str) -> str:
     head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
     assert head is not None
     return head
+
+
+def inspect_views(url: str) -> list[str]:
+    engine = create_engine(normalize_url(url))
+    try:
+        return inspect(engine).get_view_names()
+    finally:
+        engine.dispose()
+
+
+def test_records_stored_before_pages_are_kept_both_ways(empty_database_url: str) -> None:
+    """Records stored a row each (0009) read the same through the view after 0010, and are
+    a row each again after its downgrade."""
+    url = empty_database_url
+    upgrade(url, "0009")
+    engine = create_engine(normalize_url(url))
+    job_id = uuid.uuid4()
+    records = [(0, "a", {"n": 0}), (1, "b", {"s": "x\\ty"}), (2, "a", {"n": [1, None]})]
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO jobs (id, name, principal, definition, status, attempt, version,"
+                    " fencing_token, items_in, items_out)"
+                    " VALUES (:id, 'old', 'alice', '{}', 'COMPLETED', 1, 1, 0, 3, 3)"
+                ),
+                {"id": job_id},
+            )
+            for seq, vertex, item in records:
+                conn.execute(
+                    text("INSERT INTO job_results VALUES (:job_id, :seq, :vertex, :item)"),
+                    {"job_id": job_id, "seq": seq, "vertex": vertex, "item": json.dumps(item)},
+                )
+        read = text("SELECT seq, vertex, item FROM job_results WHERE job_id = :id ORDER BY seq")
+        upgrade(url, "head")
+        with engine.connect() as conn:
+            assert [tuple(r) for r in conn.execute(read, {"id": job_id})] == records
+        downgrade(url, "0009")
+        with engine.connect() as conn:
+            assert [tuple(r) for r in conn.execute(read, {"id": job_id})] == records
+    finally:
+        engine.dispose()

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from jetspark.db.tables import Job, JobResult, Snapshot
+from jetspark.db.tables import Job, JobResultPage, Snapshot
 from jetspark.jobs import orchestration
 from jetspark.jobs.snapshots import committed_named, latest_committed, summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
@@ -97,7 +97,7 @@ class PgEpochLog:
                 vertex_counts=None,
                 last_snapshot=None,
             )
-            session.execute(delete(JobResult).where(JobResult.job_id == self.job_id))
+            session.execute(delete(JobResultPage).where(JobResultPage.job_id == self.job_id))
             session.execute(
                 delete(Snapshot).where(Snapshot.job_id == self.job_id, Snapshot.name.is_(None))
             )

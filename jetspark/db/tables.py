@@ -133,15 +133,35 @@ class Snapshot(Base):
     committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class JobResult(Base):
-    """One record that reached a ``sink.results`` vertex, in the order it was kept.
+class JobResultPage(Base):
+    """Records that reached one ``sink.results`` vertex, numbered ``first_seq`` to
+    ``last_seq`` in the order they were kept: a JSON array of up to ``PAGE_RECORDS``.
 
-    Its job must exist and its deletion deletes it, as a foreign key with ``ON DELETE
-    CASCADE`` would; migration 0010's statement-level triggers keep that rule, checking a
-    ``COPY`` of 100k records once instead of row by row.
+    Stored a page to a row, not a record to a row: PostgreSQL stores 100k records as 100 rows
+    in 0.06 s, as 100k rows in 0.25 s (issue 16). Its job must exist and its deletion
+    deletes it, as a foreign key with ``ON DELETE CASCADE`` would; statement-level triggers
+    (migration 0010) keep that rule. Read records through ``JobResult``.
     """
 
+    __tablename__ = "job_result_pages"
+    __table_args__ = (
+        Index("ux_job_result_pages_job_id_last_seq", "job_id", "last_seq", unique=True),
+        CheckConstraint("last_seq >= first_seq", name="pages_are_not_empty"),
+    )
+
+    job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    first_seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    vertex: Mapped[str] = mapped_column(String(256))
+    items: Mapped[list[Any]] = mapped_column(JSONB)
+
+
+class JobResult(Base):
+    """One record that reached a ``sink.results`` vertex, in the order it was kept: a row of
+    the ``job_results`` view, which unfolds ``job_result_pages`` (read-only)."""
+
     __tablename__ = "job_results"
+    __table_args__ = ({"info": {"is_view": True}},)
 
     job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -4,7 +4,7 @@
 retention sweep (``jetspark.jobs.retention``) both call it on rows they have locked. A job's
 rows in ``job_transitions``, ``job_results`` and ``lifecycle_requests`` (its lifecycle
 Idempotency-Keys; its submission's key is on its own row) go by their foreign keys' cascade
-(``job_results``'s by migration 0010's trigger), its unnamed snapshots here; its named ones
+(``job_result_pages``' by migration 0010's trigger), its unnamed snapshots here; its named ones
 stay (``Snapshot`` has no foreign key) until ``delete_snapshot``. The Redis keys
 (``Keys.job_keys``, each snapshot's partition hashes) are deleted before the caller commits,
 so a Redis that fails leaves the job whole, to try again, and never rows gone with their

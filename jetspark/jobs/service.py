@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from jetspark.db.tables import Job, JobResult, JobTransition, LifecycleRequest
+from jetspark.db.tables import Job, JobTransition, LifecycleRequest
 from jetspark.jobs import orchestration
 from jetspark.jobs.lookup import get_job as get_job  # re-exported: callers use service.get_job
 from jetspark.jobs.snapshots import check_initial_snapshot
@@ -308,15 +308,28 @@ def _lifecycle_replay(
     return get_job(session, job_id, principal)
 
 
+_RESULTS_AFTER = text(
+    """
+    SELECT p.first_seq + e.ord - 1 AS seq, e.item
+    FROM job_result_pages AS p
+    CROSS JOIN LATERAL jsonb_array_elements(p.items) WITH ORDINALITY AS e(item, ord)
+    WHERE p.job_id = :job_id AND p.last_seq > :after AND p.first_seq + e.ord - 1 > :after
+    ORDER BY p.last_seq, e.ord
+    LIMIT :limit
+    """
+)
+"""Records after seq ``after``: the pages holding them found by the (job_id, last_seq) index
+in order and unfolded only as far as ``limit`` (not the ``job_results`` view, whose order by
+a computed seq would unfold every page of the job first)."""
+
+
 def list_results(
     session: Session, *, job_id: uuid.UUID, principal: Principal, limit: int, after: int | None
 ) -> tuple[list[dict[str, Any]], int | None]:
     """``sink.results`` records in order; the cursor is the last seq returned."""
     get_job(session, job_id, principal)
-    query = select(JobResult.seq, JobResult.item).where(JobResult.job_id == job_id)
-    if after is not None:
-        query = query.where(JobResult.seq > after)
-    rows = list(session.execute(query.order_by(JobResult.seq).limit(limit + 1)))
+    params = {"job_id": job_id, "after": -1 if after is None else after, "limit": limit + 1}
+    rows = list(session.execute(_RESULTS_AFTER, params))
     if len(rows) > limit:
         return [item for _, item in rows[:limit]], rows[limit - 1][0]
     return [item for _, item in rows], None

@@ -11,7 +11,14 @@ import redis
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from jetspark.db.tables import Job, JobResult, JobTransition, LifecycleRequest, Snapshot
+from jetspark.db.tables import (
+    Job,
+    JobResult,
+    JobResultPage,
+    JobTransition,
+    LifecycleRequest,
+    Snapshot,
+)
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
 from jetspark.queue import events
@@ -56,7 +63,9 @@ def seed_job(
     )
     session.add(job)
     orchestration.record_creation(session, job)
-    session.add(JobResult(job_id=job.id, seq=0, vertex="out", item={"n": 1}))
+    session.add(
+        JobResultPage(job_id=job.id, first_seq=0, last_seq=0, vertex="out", items=[{"n": 1}])
+    )
     session.add(
         LifecycleRequest(principal=principal, key=f"k-{job.id}", job_id=job.id, action="cancel")
     )
