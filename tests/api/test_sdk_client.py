@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from jetspark.queue.keys import Keys
 from jetspark.sdk import DAG, ApiError, Client, DagValidationError, Edge, JobNotCompleted
 from tests.api.conftest import TOKEN
 from tests.api.leftovers import no_leftovers
+from tests.polling import poll
 from worker.loop import Worker
 
 pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
@@ -93,13 +93,6 @@ def test_submit_wait_and_results_as_records_and_a_frame(client: Client, worker: 
     assert dict(zip(frame["key"], frame["n"], strict=True)) == expected
 
 
-def poll(check: Callable[[], bool], *, what: str, deadline_s: float = 120) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not check():
-        assert time.monotonic() < deadline, f"not within {deadline_s} s: {what}"
-        time.sleep(0.1)  # polling the API, bounded by the deadline
-
-
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(
@@ -113,9 +106,9 @@ def test_a_stream_is_suspended_at_a_snapshot_then_cancelled(
     numbers = dag.new_vertex("numbers", "source.sequence", count=None, rate_per_s=50)
     dag.edge(Edge.between(numbers, dag.new_vertex("out", "sink.results")))
     job = client.submit(dag)
-    poll(lambda: bool(client.snapshots(job)), what="a committed snapshot")
+    poll(lambda: bool(client.snapshots(job)), what="a committed snapshot", every_s=0.1)
     client.suspend(job)
-    poll(lambda: client.get(job).status.value == "SUSPENDED", what="suspended")
+    poll(lambda: client.get(job).status.value == "SUSPENDED", what="suspended", every_s=0.1)
     snapshot = client.snapshots(job)[0]
     assert snapshot.epoch >= 1 and snapshot.committed_at is not None
     client.cancel(job)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any
 
 import psutil
 from pyspark.sql import SparkSession
@@ -14,6 +13,7 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import job_body
+from tests.polling import poll
 from worker.engine import JobControl, RunnableJob, run_job
 
 
@@ -32,13 +32,6 @@ def busy_cores(jvm: psutil.Process, *, over_s: float = 2.0) -> float:
 def cpu_seconds(jvm: psutil.Process) -> float:
     times = jvm.cpu_times()
     return float(times.user + times.system)
-
-
-def poll(ready: Any, *, deadline_s: float, what: str) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not ready():
-        assert time.monotonic() < deadline, f"not within {deadline_s} s: {what}"
-        time.sleep(0.05)  # watching Spark's status store, bounded by the deadline
 
 
 def test_a_cancelled_endless_sequence_leaves_no_task_running(spark: SparkSession) -> None:

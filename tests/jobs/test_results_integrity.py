@@ -5,7 +5,6 @@ a job that does not exist are refused, and deleting a job deletes its pages; the
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 
 import pytest
@@ -17,6 +16,7 @@ from jetspark.db.tables import Job, JobResult
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.status import JobStatus
 from jetspark.tenants.principals import Principal
+from tests.polling import poll
 from worker.results import PAGE_RECORDS, ResultsWriter
 
 _PAGE = text(
@@ -100,10 +100,12 @@ def test_a_job_deleted_while_its_records_are_written_waits_then_takes_them(
 
         thread = threading.Thread(target=delete_job)
         thread.start()
-        deadline = time.monotonic() + 20
-        while not _waiting_on_a_lock(db_engine, "DELETE FROM jobs"):
+
+        def delete_waits() -> bool:
             assert not deleted.is_set(), "the delete did not wait for the write's transaction"
-            assert time.monotonic() < deadline, "the delete neither waited nor finished"
+            return _waiting_on_a_lock(db_engine, "DELETE FROM jobs")
+
+        poll(delete_waits, what="the delete waiting on the write's lock", deadline_s=20)
         writer.commit()
         thread.join(timeout=30)
     assert deleted.is_set()
