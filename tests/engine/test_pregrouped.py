@@ -23,7 +23,7 @@ from tests.engine.conftest import job_body
 from worker.engine import JobControl, RunnableJob
 from worker.engine.contract import VertexCounts
 from worker.engine.execution import Execution, run_vertices
-from worker.engine.routing import PROCESSOR
+from worker.engine.routing import TARGET_PROCESSOR
 
 pytestmark = pytest.mark.spark
 
@@ -63,7 +63,7 @@ def run(
     finally:
         execution.release()
         context.setJobGroup("", "")
-    combine = execution.frames["combine"].drop(PROCESSOR).schema
+    combine = execution.frames["combine"].drop(TARGET_PROCESSOR).schema
     jobs = len(context.statusTracker().getJobIdsForGroup(control.job_group))
     return Run(execution.sink_results["sink"], execution.counters.counts(), combine, jobs)
 

@@ -51,10 +51,6 @@ class Call:
     arguments: list[Column]
 
 
-def _jvm(spark: SparkSession) -> Any:
-    return spark._jvm
-
-
 def _jvm_of(context: SparkContext) -> Any:
     return context._jvm
 
@@ -167,7 +163,7 @@ def _guarded(spark: SparkSession, node: Any, limit: int) -> Any:
             guarded = F.when(within, args[index]).otherwise(F.raise_error(message))
             rebuilt[index] = _node(spark, guarded)
     if any(new is not old for new, old in zip(rebuilt, children, strict=True)):
-        node = node.withNewChildren(_jvm(spark).PythonUtils.toSeq(rebuilt))
+        node = node.withNewChildren(_jvm_of(spark.sparkContext).PythonUtils.toSeq(rebuilt))
     return node
 
 

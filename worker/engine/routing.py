@@ -29,9 +29,10 @@ from worker.engine.let import let
 
 SLOT = "__jetspark_target"
 """The column a routed frame is hash-partitioned on: one value per receiving processor."""
-PROCESSOR = "__jetspark_processor"
+TARGET_PROCESSOR = "__jetspark_processor"
 """A frame whose rows are not on their processor's partition yet names it in this column,
-for a consumer that needs no more than that (``sink.results`` over a fused edge)."""
+for a consumer that needs no more than that (``sink.results`` over a fused edge). Not
+``state_columns.PROCESSOR``, the processor a state row is kept for."""
 _EMPTY_HASH = int(mmh3.hash(b"", MURMUR3_SEED))
 _ROW_BITS = 33
 """``monotonically_increasing_id()`` is ``partition << 33 | row index within the partition``."""

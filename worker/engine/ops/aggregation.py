@@ -17,8 +17,8 @@ from worker.engine.counting import ITEMS, items_column
 from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.routing import (
-    PROCESSOR,
     SLOT,
+    TARGET_PROCESSOR,
     by_processor,
     candidates,
     partition_id,
@@ -121,7 +121,7 @@ def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
     each finished where it is, as merging a single partial would, cast to the type merging
     gives. Its processor is that of the edge's routing; the rows are moved there only if a
     consumer can tell, and handed to a ``sink.results`` over a fused edge with that processor
-    named (``PROCESSOR``) instead of moved: one exchange less (a Spark job less)."""
+    named (``TARGET_PROCESSOR``) instead of moved: one exchange less (a Spark job less)."""
     edge, n = ctx.inbound[0], ctx.vertex.parallelism
     partials = without_slot(ctx.only_input)
     stages = params.aggregations.items()
@@ -136,7 +136,7 @@ def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
     first, width = candidates(edge, ctx.vertex, F.lit(0))  # one member: its rows are member 0's
     processor = first + F.pmod(partition_id(rows, edge, ctx.partition_count), F.lit(width))
     if ctx.max_records is None and _collected_in_order(ctx):
-        return rows.withColumn(PROCESSOR, processor.cast("int"))
+        return rows.withColumn(TARGET_PROCESSOR, processor.cast("int"))
     return _placed(ctx, with_slot(rows, processor, n), n).drop(SLOT)
 
 
@@ -149,7 +149,7 @@ def _like(column: Column, field: StructField) -> Column:
 def _collected_in_order(ctx: OpContext) -> bool:
     """Whether the one consumer is a ``sink.results`` over a fused edge: it reads a row's
     processor only for the order of the records and its cap per processor, both of which it
-    can take from ``PROCESSOR``."""
+    can take from ``TARGET_PROCESSOR``."""
     if len(ctx.outbound) != 1 or len(ctx.receivers) != 1:
         return False
     return ctx.outbound[0].exchange is Exchange.fused and ctx.receivers[0].processor == (

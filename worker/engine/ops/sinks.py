@@ -30,8 +30,8 @@ from worker.engine.expressions import user_column
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.redis_streams import now_ms, write_stream
 from worker.engine.routing import (
-    PROCESSOR,
     SLOT,
+    TARGET_PROCESSOR,
     place,
     row_in_partition,
     without_slot,
@@ -104,11 +104,11 @@ class ResultsSinkOp(Op):
         # in processor order, as ``limit(cap).collect()`` would.
         frame = _union(ctx.inputs)
         rows = None
-        if PROCESSOR in frame.columns:
+        if TARGET_PROCESSOR in frame.columns:
             rows = _in_processor_order(frame, ctx.results_cap)
             if rows is None:  # a partition may have been cut short: place the rows, then read
-                frame = place(frame, F.col(PROCESSOR), ctx.vertex.parallelism)
-                frame = frame.drop(SLOT, PROCESSOR)
+                frame = place(frame, F.col(TARGET_PROCESSOR), ctx.vertex.parallelism)
+                frame = frame.drop(SLOT, TARGET_PROCESSOR)
         if rows is None:
             rows = collect_records(frame.where(row_in_partition() < F.lit(ctx.results_cap)))
         # Their bytes are bounded where they are written (``worker.results``).
@@ -120,7 +120,7 @@ _PARTITION = "__jetspark_partition"
 
 
 def _in_processor_order(frame: DataFrame, cap: int) -> list[dict[str, Any]] | None:
-    """The records of rows that name their processor (``PROCESSOR``) but are not on its
+    """The records of rows that name their processor (``TARGET_PROCESSOR``) but are not on its
     partition, as if they were: in processor order, each processor's first ``cap`` at most.
 
     Each partition hands over one row more than the cap: if one of them had more than the
@@ -132,11 +132,11 @@ def _in_processor_order(frame: DataFrame, cap: int) -> list[dict[str, Any]] | No
     per_partition = Counter(record.pop(_PARTITION) for record in records)
     if any(count > cap for count in per_partition.values()):
         return None
-    records.sort(key=lambda record: record[PROCESSOR])  # stable: each partition's order kept
+    records.sort(key=lambda record: record[TARGET_PROCESSOR])  # stable: each partition's order kept
     taken: Counter[int] = Counter()
     kept = []
     for record in records:
-        processor = record.pop(PROCESSOR)
+        processor = record.pop(TARGET_PROCESSOR)
         taken[processor] += 1
         if taken[processor] <= cap:
             kept.append(record)
