@@ -38,12 +38,17 @@ from jetspark.settings import (
     ApiSettings,
     DagLimits,
     DatabaseSettings,
+    EngineBounds,
+    JobLogSettings,
     RedisSettings,
+    RetrySettings,
+    SupervisorSettings,
     TenantSettings,
     WebhookSettings,
 )
 from jetspark.tenants.principals import PrincipalDirectory
-from jetspark.tenants.quotas import ConnectionSlots
+from jetspark.tenants.quotas import SharedConnectionSlots
+from jetspark.tenants.rate_limit import SharedRateLimit, limiter_client
 from jetspark.webhooks.targets import TargetPolicy
 
 TITLE = "jetspark"
@@ -73,8 +78,16 @@ def create_app(
     dag_limits: DagLimits | None = None,
     tenant_settings: TenantSettings | None = None,
     webhook_settings: WebhookSettings | None = None,
+    engine_bounds: EngineBounds | None = None,
+    job_log_settings: JobLogSettings | None = None,
+    retry_settings: RetrySettings | None = None,
 ) -> FastAPI:
-    """Build the app; arguments override the environment (``JETSPARK_*``)."""
+    """Build the app; arguments override the environment (``JETSPARK_*``).
+
+    Every setting the API uses is read here, once per app (reading the environment and
+    ``.env`` costs more than answering a request); a test that needs other settings builds
+    an app with them.
+    """
     database_url = database_url or DatabaseSettings().url
     redis_settings = RedisSettings()
     redis_url = redis_url or redis_settings.url
@@ -84,6 +97,7 @@ def create_app(
         )
     settings = api_settings or ApiSettings()
     tenants = tenant_settings or TenantSettings()
+    bounds = engine_bounds or EngineBounds()
     principals = PrincipalDirectory.of_settings(
         tokens=settings.tokens, principals=tenants.api_principals, admins=tenants.api_admins
     )
@@ -98,17 +112,41 @@ def create_app(
         else None
     )
 
+    cluster = redis_settings.cluster if redis_cluster is None else redis_cluster
+    keys = Keys(redis_namespace or redis_settings.namespace)
+    limiter = (
+        SharedRateLimit(
+            limiter_client(redis_url, cluster=cluster),
+            keys,
+            per_s=settings.rate_limit_per_s,
+            burst=settings.rate_limit_burst,
+        )
+        if settings.rate_limit_per_s > 0
+        else None
+    )
+    aioredis = connect_async(redis_url, cluster=cluster, decode_responses=True)
+    # The limiter and the stream quota give up on Redis within TIMEOUT_S and count in this
+    # process meanwhile: a request never waits on a Redis that is away.
+    sse_slots = SharedConnectionSlots(
+        limiter_client(redis_url, cluster=cluster), keys, tenants.quota_sse_connections
+    )
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await listener.start()
+        sse_slots.start()
         if deliverer is not None:
             await deliverer.start()
         yield
         if deliverer is not None:
             await deliverer.stop()
+        await sse_slots.stop()
         await listener.stop()
         app.state.redis.close()
         await app.state.aioredis.aclose()
+        await sse_slots.client.aclose()
+        if limiter is not None:
+            await limiter.aclose()
         engine.dispose()
 
     app = FastAPI(
@@ -121,20 +159,25 @@ def create_app(
     app.state.sessions = sessions
     # A Redis that is down fails a request within seconds: submissions go on without it
     # (PostgreSQL holds them), what needs it answers 503.
-    cluster = redis_settings.cluster if redis_cluster is None else redis_cluster
     app.state.redis = fail_fast(redis_url, cluster=cluster)
-    app.state.aioredis = connect_async(redis_url, cluster=cluster, decode_responses=True)
-    app.state.keys = Keys(redis_namespace or redis_settings.namespace)
+    app.state.aioredis = aioredis
+    app.state.keys = keys
     app.state.api_settings = settings
     app.state.dag_limits = dag_limits or DagLimits()
     app.state.tenant_settings = tenants
+    app.state.engine_bounds = bounds
+    app.state.job_log_settings = job_log_settings or JobLogSettings()
+    app.state.retry_settings = retry_settings or RetrySettings()
     app.state.principals = principals
-    app.state.sse_slots = ConnectionSlots(tenants.quota_sse_connections)
+    app.state.sse_slots = sse_slots
     app.state.listener = listener
     app.state.webhook_settings = webhooks
     app.state.webhook_targets = targets
     install_problem_handlers(app)
+    # Routes are matched in this order, router by router: the health checks (load balancers
+    # ask many times a second) and the job views (clients poll them) come first.
     for router in (
+        health.router,
         jobs.router,
         snapshots.router,
         logs.router,
@@ -145,22 +188,23 @@ def create_app(
         dag_view.router,
         dags.router,
         partitions.router,
-        health.router,
         scrape.router,
         web.router,
     ):
         app.include_router(router)
     app.mount("/static", web.static_files, name="static")
+    app.add_middleware(RateLimit, limiter=limiter, principals=principals)
     app.add_middleware(
-        RateLimit,
-        per_s=settings.rate_limit_per_s,
-        burst=settings.rate_limit_burst,
-        principals=principals,
+        BodySizeLimit, max_bytes=settings.max_body_bytes, max_depth=bounds.json_depth
     )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.state.registry = CollectorRegistry()
     app.state.registry.register(
-        JobServerCollector(app.state.sessions, app.state.redis, app.state.keys)
+        JobServerCollector(
+            app.state.sessions,
+            app.state.redis,
+            app.state.keys,
+            restarts_file=SupervisorSettings().state_file,
+        )
     )
     app.add_middleware(RequestMetrics, registry=app.state.registry)  # outermost: sees 413/429
     return app

@@ -26,6 +26,22 @@ def bearer_token(authorization: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+def authenticated(request: Request) -> Principal | None:
+    """Who the request's bearer token stands for, or None; checked once per request (the
+    rate limit may have checked it already)."""
+    cached: Principal | None = request.scope.get("state", {}).get("principal")
+    if cached is not None:
+        return cached
+    token = bearer_token(request.headers.get("authorization"))
+    if token is None:
+        return None
+    directory: PrincipalDirectory = request.app.state.principals
+    principal = directory.authenticate(token)
+    if principal is not None:
+        request.state.principal = principal
+    return principal
+
+
 async def require_principal(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
@@ -33,12 +49,7 @@ async def require_principal(
     """Who the request comes from; 401 without a known token."""
     if credentials is None:
         raise Problem(401, "send Authorization: Bearer <token>", headers=CHALLENGE)
-    cached: Principal | None = getattr(request.state, "principal", None)
-    if cached is not None:  # the rate limit already authenticated this request
-        return cached
-    directory: PrincipalDirectory = request.app.state.principals
-    principal = directory.authenticate(credentials.credentials)
+    principal = authenticated(request)
     if principal is None:
         raise Problem(401, "the bearer token is not valid", headers=CHALLENGE)
-    request.state.principal = principal
     return principal

@@ -16,7 +16,14 @@ from api.auth import require_principal
 from api.notifications import JobViewCache
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
-from jetspark.settings import ApiSettings, DagLimits, TenantSettings, WebhookSettings
+from jetspark.settings import (
+    ApiSettings,
+    DagLimits,
+    EngineBounds,
+    JobLogSettings,
+    TenantSettings,
+    WebhookSettings,
+)
 from jetspark.tenants.principals import Principal
 from jetspark.webhooks.targets import TargetPolicy
 
@@ -56,6 +63,16 @@ async def _limits(request: Request) -> DagLimits:
     return limits
 
 
+async def _engine_bounds(request: Request) -> EngineBounds:
+    bounds: EngineBounds = request.app.state.engine_bounds
+    return bounds
+
+
+async def _job_log_settings(request: Request) -> JobLogSettings:
+    settings: JobLogSettings = request.app.state.job_log_settings
+    return settings
+
+
 async def _webhook_settings(request: Request) -> WebhookSettings:
     settings: WebhookSettings = request.app.state.webhook_settings
     return settings
@@ -74,6 +91,8 @@ PrincipalDep = Annotated[Principal, Depends(require_principal)]
 TenantSettingsDep = Annotated[TenantSettings, Depends(_tenant_settings)]
 ApiSettingsDep = Annotated[ApiSettings, Depends(_api_settings)]
 LimitsDep = Annotated[DagLimits, Depends(_limits)]
+EngineBoundsDep = Annotated[EngineBounds, Depends(_engine_bounds)]
+JobLogSettingsDep = Annotated[JobLogSettings, Depends(_job_log_settings)]
 ViewCacheDep = Annotated[JobViewCache, Depends(_view_cache)]
 WebhookSettingsDep = Annotated[WebhookSettings, Depends(_webhook_settings)]
 WebhookTargetsDep = Annotated[TargetPolicy, Depends(_webhook_targets)]

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
-import threading
-import time
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -13,8 +10,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.auth import bearer_token
 from api.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 from jetspark.json_depth import text_depth
-from jetspark.settings import EngineBounds
 from jetspark.tenants.principals import PrincipalDirectory
+from jetspark.tenants.rate_limit import SharedRateLimit
 
 
 async def send_problem(
@@ -48,19 +45,32 @@ async def send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
+def _has_body(scope: Scope) -> bool:
+    """Whether the request carries a body: a non-zero Content-Length or a chunked one."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return value.strip() not in (b"0", b"")
+        if name == b"transfer-encoding":
+            return True
+    return False
+
+
 class BodySizeLimit:
-    """413 when Content-Length says so, or as soon as a streamed body passes the limit.
+    """413 when Content-Length says so, or as soon as a streamed body passes the limit; 422
+    when the body nests JSON deeper than ``max_depth``.
 
     The body is read up to the limit before the app runs (1 MiB by default), then replayed,
-    so a refusal never reaches the app half-way through parsing.
+    so a refusal never reaches the app half-way through parsing. A request without a body
+    (most reads) passes straight through.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, max_depth: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not _has_body(scope):
             await self.app(scope, receive, send)
             return
         detail = f"the request body is larger than {self.max_bytes} bytes"
@@ -79,9 +89,8 @@ class BodySizeLimit:
                 return
             if not message.get("more_body", False):
                 break
-        limit = EngineBounds().json_depth
-        if text_depth(bytes(body)) > limit:
-            deep = f"the request body nests deeper than {limit} levels"
+        if text_depth(bytes(body)) > self.max_depth:
+            deep = f"the request body nests deeper than {self.max_depth} levels"
             await send_problem(send, scope, 422, "Unprocessable Content", deep)
             return
         replayed = False
@@ -96,53 +105,30 @@ class BodySizeLimit:
         await self.app(scope, replay, send)
 
 
+UNLIMITED_PATHS = frozenset({"/healthz"})
+"""Answered whoever asks, however often: a load balancer's health checks come from a few
+addresses many times a second, and the answer costs nothing."""
+
+
 class RateLimit:
-    """A token bucket per authenticated principal (per client address for requests without
-    a valid token); off when ``per_s`` is 0.
+    """The rate limit per authenticated principal (per client address for requests without
+    a valid token), shared by every API process through Redis
+    (``jetspark.tenants.rate_limit``); off when ``limiter`` is None.
 
     Keyed on who the token authenticates as, not on the ``Authorization`` text: spelling
-    "Bearer" eight ways is still one principal. Buckets that have refilled are pruned, so
-    memory stays bounded by the clients active within one refill time.
+    "Bearer" eight ways is still one principal.
     """
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        per_s: float,
-        burst: int,
+        limiter: SharedRateLimit | None,
         principals: PrincipalDirectory,
-        max_buckets: int = 100_000,
     ) -> None:
         self.app = app
-        self.per_s = per_s
-        self.burst = float(max(1, burst))
+        self.limiter = limiter
         self.principals = principals
-        self.max_buckets = max_buckets
-        self.buckets: dict[str, tuple[float, float]] = {}
-        self.lock = threading.Lock()
-        self._next_prune = 0.0
-
-    def _allow(self, who: str) -> bool:
-        now = time.monotonic()
-        with self.lock:
-            if now >= self._next_prune or len(self.buckets) >= self.max_buckets:
-                self._prune(now)
-            tokens, last = self.buckets.get(who, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.per_s)
-            allowed = tokens >= 1.0
-            self.buckets[who] = (tokens - 1.0 if allowed else tokens, now)
-            return allowed
-
-    def _prune(self, now: float) -> None:
-        """Drop full buckets (a new one starts full: nothing is forgotten); when still too
-        many, drop the oldest (the fullest) ones."""
-        refill_s = self.burst / self.per_s
-        self.buckets = {w: b for w, b in self.buckets.items() if now - b[1] < refill_s}
-        if len(self.buckets) >= self.max_buckets:
-            newest = sorted(self.buckets.items(), key=lambda item: item[1][1])
-            self.buckets = dict(newest[len(newest) - self.max_buckets // 2 :])
-        self._next_prune = now + min(refill_s, 10.0)
 
     def _who(self, scope: Scope) -> str:
         authorization = None
@@ -160,18 +146,18 @@ class RateLimit:
         return "a:" + str(client[0])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.per_s <= 0:
+        if self.limiter is None or scope["type"] != "http" or scope.get("path") in UNLIMITED_PATHS:
             await self.app(scope, receive, send)
             return
-        if self._allow(self._who(scope)):
+        decision = await self.limiter.allow(self._who(scope))
+        if decision.allowed:
             await self.app(scope, receive, send)
             return
-        retry = str(max(1, math.ceil(1 / self.per_s))).encode()
         await send_problem(
             send,
             scope,
             429,
             "Too Many Requests",
-            f"more than {self.per_s:g} requests per second",
-            [(b"retry-after", retry)],
+            f"more than {self.limiter.per_s:g} requests per second",
+            [(b"retry-after", str(decision.retry_after_s).encode())],
         )

@@ -68,8 +68,7 @@ class Problem(Exception):
 class Unavailable(Problem):
     """A dependency (PostgreSQL, Redis) is down: 503 with ``Retry-After``, never a 500."""
 
-    def __init__(self, dependency: str) -> None:
-        retry_after = RetrySettings().api_retry_after_s
+    def __init__(self, dependency: str, retry_after: int) -> None:
         super().__init__(
             503,
             f"{dependency} is unavailable; retry in {retry_after} s",
@@ -217,16 +216,21 @@ def install_problem_handlers(app: FastAPI) -> None:
             problem.headers = {**(problem.headers or {}), "Allow": allowed}
         return problem_response(request, problem)
 
+    def dependency_down(request: Request, error: Exception) -> ProblemResponse:
+        settings: RetrySettings = request.app.state.retry_settings
+        problem = Unavailable(_dependency(error), settings.api_retry_after_s)
+        return problem_response(request, problem)
+
     async def unavailable(request: Request, error: Exception) -> ProblemResponse:
         if not is_outage(error):
             return await unexpected(request, error)
-        return problem_response(request, Unavailable(_dependency(error)))
+        return dependency_down(request, error)
 
     async def unexpected(request: Request, error: Exception) -> ProblemResponse:
         """The catch-all: a bug (to fix), answered as problem+json with an id to find the
         traceback by in the log; never a plain-text page."""
         if is_outage(error):
-            return problem_response(request, Unavailable(_dependency(error)))
+            return dependency_down(request, error)
         incident = uuid.uuid4().hex
         log.error(
             "unhandled error",

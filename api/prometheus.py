@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -28,7 +29,6 @@ from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
-from jetspark.settings import SupervisorSettings
 
 log = structlog.get_logger("jetspark.api")
 
@@ -42,7 +42,11 @@ VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
 
 
 class RequestMetrics:
-    """Counts requests and their latency by method, route template and status."""
+    """Counts requests and their latency by method, route template and status.
+
+    A labelled child of a metric is looked up once per label set and kept: ``labels()``
+    builds and checks the label tuple under a lock each time, a cost on every request.
+    """
 
     def __init__(self, app: ASGIApp, *, registry: CollectorRegistry) -> None:
         self.app = app
@@ -59,6 +63,24 @@ class RequestMetrics:
             registry=registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
         )
+        # Bounded: methods and statuses are few, routes are templates ("unmatched" for the
+        # rest); an unknown method is counted under one label.
+        self.counters: dict[tuple[str, str, int], Any] = {}
+        self.histograms: dict[tuple[str, str], Any] = {}
+
+    def _counter(self, method: str, route: str, status: int) -> Any:
+        key = (method, route, status)
+        child = self.counters.get(key)
+        if child is None:
+            child = self.counters[key] = self.requests.labels(method, route, str(status))
+        return child
+
+    def _histogram(self, method: str, route: str) -> Any:
+        key = (method, route)
+        child = self.histograms.get(key)
+        if child is None:
+            child = self.histograms[key] = self.latency.labels(method, route)
+        return child
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,19 +88,23 @@ class RequestMetrics:
             return
         started = time.perf_counter()
         status = 500
+        method = scope["method"] if scope["method"] in KNOWN_METHODS else "other"
 
         async def send_with_status(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
                 route = _route_template(scope)
-                self.latency.labels(scope["method"], route).observe(time.perf_counter() - started)
+                self._histogram(method, route).observe(time.perf_counter() - started)
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_status)
         finally:
-            self.requests.labels(scope["method"], _route_template(scope), str(status)).inc()
+            self._counter(method, _route_template(scope), status).inc()
+
+
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def _route_template(scope: Scope) -> str:
@@ -90,10 +116,19 @@ def _route_template(scope: Scope) -> str:
 class JobServerCollector(Collector):
     """Jobs by status (PostgreSQL) and the age of each worker's heartbeat (Redis)."""
 
-    def __init__(self, sessions: sessionmaker[Session], client: RedisClient, keys: Keys) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        client: RedisClient,
+        keys: Keys,
+        *,
+        restarts_file: Path | None = None,
+    ) -> None:
         self.sessions = sessions
         self.client = client
         self.keys = keys
+        self.restarts_file = restarts_file
+        """Where ``jetspark up`` counts its restarts (``JETSPARK_SUPERVISOR_STATE_FILE``)."""
 
     def collect(self) -> Iterator[Metric]:
         yield self._supervisor_restarts()
@@ -139,7 +174,7 @@ class JobServerCollector(Collector):
             "Restarts by `jetspark up` of a child or embedded server that died",
             labels=["child"],
         )
-        state = SupervisorSettings().state_file
+        state = self.restarts_file
         for name, count in sorted(read_restarts(state).items() if state else []):
             family.add_metric([name], count)
         return family

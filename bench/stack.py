@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import httpx
 import psutil
 
+from bench.processes import exit_on_sigterm, free_port, terminate, uvicorn_server, wait_ready
 from jetspark.embedded.postgres import remove_data
+
+APP_FACTORY = "api.app:create_app"
 
 
 @dataclass(frozen=True)
@@ -111,14 +112,6 @@ def _part(proc: psutil.Process) -> str:
     return str(proc.name())
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 UNLIMITED = {
     "JETSPARK_API_RATE_LIMIT_PER_S": "0",
     "JETSPARK_QUOTA_QUEUED_JOBS": "0",
@@ -145,17 +138,17 @@ def running_stack(
         env |= {"JETSPARK_HOME": str(Path(home) / ".jetspark"), "JETSPARK_API_TOKENS": token}
         env |= UNLIMITED | (extra_env or {})
         jetspark = Path(sys.executable).with_name("jetspark")
-        started = time.perf_counter()
         process = subprocess.Popen(
             [str(jetspark), "up", "--port", str(port), "--workers", str(workers)],
             env=env,
             cwd=home,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches the bench, which stops `up` in order
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            start_s = _wait_ready(url, process, started, deadline_s)
+            start_s = wait_ready(url, process, deadline_s=deadline_s)
             yield RunningStack(
                 url=url,
                 token=token,
@@ -164,11 +157,7 @@ def running_stack(
                 start_s=start_s,
             )
         finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            terminate(process, grace_s=60)
 
 
 @contextmanager
@@ -178,22 +167,6 @@ def _pg_data_removed(home: str) -> Iterator[None]:
         yield
     finally:
         remove_data(Path(home) / ".jetspark" / "postgres")
-
-
-def _wait_ready(
-    url: str, process: subprocess.Popen[bytes], started: float, deadline_s: float
-) -> float:
-    deadline = started + deadline_s
-    while time.perf_counter() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"jetspark up exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
-                return time.perf_counter() - started
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)  # polling a server that is starting, not synchronising threads
-    raise TimeoutError(f"{url}/readyz not ready after {deadline_s} s")
 
 
 @contextmanager
@@ -214,7 +187,6 @@ def direct_stack(
     from jetspark.db.migrate import upgrade
 
     token = secrets.token_urlsafe(16)
-    port = free_port()
     with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
         servers: list[EmbeddedServer] = []
         try:
@@ -236,36 +208,26 @@ def direct_stack(
                 "JETSPARK_API_TOKENS": token,
             }
             env |= UNLIMITED | (extra_env or {})
-            started = time.perf_counter()
-            process = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory"),
-                    *("--host", "127.0.0.1", "--port", str(port)),
-                    *("--workers", str(api_workers), "--log-level", "warning", "--no-access-log"),
-                ],
-                env=env,
-                cwd=Path(__file__).resolve().parent.parent,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            url_base = f"http://127.0.0.1:{port}"
             try:
-                start_s = _wait_ready(url_base, process, started, deadline_s)
-                yield RunningStack(
-                    url=url_base, token=token, process=process, home=Path(home), start_s=start_s
-                )
+                with uvicorn_server(
+                    APP_FACTORY,
+                    env=env,
+                    workers=api_workers,
+                    factory=True,
+                    ready_path="/readyz",
+                    deadline_s=deadline_s,
+                ) as (url_base, start_s, process):
+                    yield RunningStack(
+                        url=url_base, token=token, process=process, home=Path(home), start_s=start_s
+                    )
             finally:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
                 with admin.connect() as conn:
                     conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
                 admin.dispose()
         finally:
             for server in reversed(servers):
                 server.stop()
+            remove_data(Path(home) / "pg")
 
 
 class EmbeddedServer(Protocol):
@@ -291,6 +253,7 @@ def _embedded_redis(home: Path, servers: list[EmbeddedServer]) -> str:
 def main() -> None:
     """``python -m bench.stack [workers]``: start time, warm-up time and idle memory."""
     workers = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    exit_on_sigterm()
     with running_stack(workers=workers) as stack:
         started = time.perf_counter()
         deadline = started + 180

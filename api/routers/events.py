@@ -40,7 +40,7 @@ from jetspark.queue.events import EventKind
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import AsyncRedisClient
 from jetspark.tenants.principals import Principal
-from jetspark.tenants.quotas import ConnectionSlots
+from jetspark.tenants.quotas import SharedConnectionSlots, Slot
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -237,7 +237,7 @@ async def job_events(
         latest = await _latest_stream_id(request.app.state.aioredis, keys.job_events(job_id))
         cursor = EventCursor(0, latest)
     stream = EventStream(request, job_id, cursor, principal).events()
-    return EventSourceResponse(_counted(request, principal, stream), ping=PING_S)
+    return EventSourceResponse(await _counted(request, principal, stream), ping=PING_S)
 
 
 @router.get(
@@ -259,15 +259,17 @@ async def all_job_events(
         newest = await run_in_threadpool(_last_transition_id, request.app.state.sessions)
         cursor = EventCursor(newest, "0-0")
     stream = EventStream(request, None, cursor, principal).events()
-    return EventSourceResponse(_counted(request, principal, stream), ping=PING_S)
+    return EventSourceResponse(await _counted(request, principal, stream), ping=PING_S)
 
 
-def _counted(
+async def _counted(
     request: Request, principal: Principal, events: AsyncIterator[ServerSentEvent]
 ) -> AsyncIterator[ServerSentEvent]:
-    """Hold one of the principal's event-stream slots while ``events`` is being sent."""
-    slots: ConnectionSlots = request.app.state.sse_slots
-    if not slots.acquire(principal.name):
+    """Hold one of the principal's event-stream slots (counted by every API process) while
+    ``events`` is being sent."""
+    slots: SharedConnectionSlots = request.app.state.sse_slots
+    slot = await slots.acquire(principal.name)
+    if slot is None:
         raise Problem(
             429,
             f"principal {principal.name!r} has {slots.limit} event streams open, its quota "
@@ -276,14 +278,14 @@ def _counted(
             title="Quota exceeded",
             headers={"Retry-After": "5"},
         )
-    return _releasing(slots, principal.name, events)
+    return _releasing(slots, slot, events)
 
 
 async def _releasing(
-    slots: ConnectionSlots, name: str, events: AsyncIterator[ServerSentEvent]
+    slots: SharedConnectionSlots, slot: Slot, events: AsyncIterator[ServerSentEvent]
 ) -> AsyncIterator[ServerSentEvent]:
     try:
         async for event in events:
             yield event
     finally:
-        slots.release(name)
+        slots.release(slot)

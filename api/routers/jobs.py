@@ -6,12 +6,15 @@ import asyncio
 import contextlib
 import functools
 import uuid
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
+from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session, sessionmaker
 
+from api.auth import authenticated
 from api.deps import (
     ApiSettingsDep,
     KeysDep,
@@ -167,12 +170,49 @@ async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) 
     return await asyncio.shield(read.task)
 
 
-@router.get(
-    "/jobs/{job_id}",
-    operation_id="jobs-get",
-    response_model=JobView,
-    responses={304: {"description": "Not modified"}},
-)
+def _view_response(view: CachedView, if_none_match: str | None) -> Response:
+    etag = _etag(view.version)
+    if _matches(if_none_match, etag):
+        return Response(status_code=304, headers={"ETag": etag})
+    return Response(view.body, media_type="application/json", headers={"ETag": etag})
+
+
+def _cached_answer(request: Request) -> Response | None:
+    """The answer to ``GET /v1/jobs/{id}`` when it is a plain read of a view in the cache by
+    its owner, made without FastAPI solving the route's parameters and dependencies (that
+    cost more than the rest of the request). None for anything else (a long-poll, a miss,
+    another's job, a bad token, a malformed id or header): the route answers it in full."""
+    if request.scope.get("query_string") or request.method != "GET":
+        return None
+    try:
+        job_id = uuid.UUID(request.path_params["job_id"])
+    except (KeyError, ValueError):
+        return None
+    cache: JobViewCache = request.app.state.listener.cache
+    view = cache.get(job_id)
+    if_none_match = request.headers.get("if-none-match")
+    if view is None or (if_none_match is not None and len(if_none_match) > 256):
+        return None
+    principal = authenticated(request)
+    if principal is None or not principal.owns(view.owner):
+        return None
+    return _view_response(view, if_none_match)
+
+
+class JobViewRoute(APIRoute):
+    """``GET /v1/jobs/{id}``: clients poll it, so a cached view is answered first
+    (``_cached_answer``); the route itself, as declared, answers everything else."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        full = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            answer = _cached_answer(request)
+            return answer if answer is not None else await full(request)
+
+        return handler
+
+
 async def get_job(
     request: Request,
     job_id: uuid.UUID,
@@ -195,10 +235,18 @@ async def get_job(
                 view = await _current(request, job_id, cached=False)
         finally:
             listener.forget(job_id, event)
-    etag = _etag(view.version)
-    if _matches(if_none_match, etag):
-        return Response(status_code=304, headers={"ETag": etag})
-    return Response(view.body, media_type="application/json", headers={"ETag": etag})
+    return _view_response(view, if_none_match)
+
+
+router.add_api_route(
+    "/jobs/{job_id}",
+    get_job,
+    methods=["GET"],
+    operation_id="jobs-get",
+    response_model=JobView,
+    responses={304: {"description": "Not modified"}},
+    route_class_override=JobViewRoute,
+)
 
 
 IdempotencyKey = Annotated[str | None, Header(max_length=256, pattern=NO_NUL)]

@@ -10,11 +10,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from api.deps import KeysDep, PrincipalDep, RedisDep, SessionDep
+from api.deps import JobLogSettingsDep, KeysDep, PrincipalDep, RedisDep, SessionDep
 from api.problems import PROBLEM_RESPONSES
 from jetspark import joblogs
 from jetspark.jobs import service
-from jetspark.settings import JobLogSettings
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -47,12 +46,13 @@ def job_logs(
     client: RedisDep,
     keys: KeysDep,
     principal: PrincipalDep,
+    settings: JobLogSettingsDep,
     from_: Annotated[int, Query(alias="from", ge=0, le=2**62)] = 0,
     size: Annotated[int, Query(ge=1, le=100_000)] = 100,
 ) -> LogPage:
     """The job's log lines from line ``from`` (0: its first), at most ``size`` of them."""
     service.get_job(session, job_id, principal)  # 404 for another principal's job
-    size = min(size, JobLogSettings().page_max)
+    size = min(size, settings.page_max)
     page = joblogs.read(client, keys, job_id, from_, size)
     return LogPage(
         job_id=job_id, from_=from_, size=size, total=page.total, first=page.first, lines=page.lines

@@ -10,13 +10,12 @@ import redis
 import structlog
 from fastapi import APIRouter, Query
 
-from api.deps import PrincipalDep, RedisDep
+from api.deps import EngineBoundsDep, PrincipalDep, RedisDep
 from api.problems import PROBLEM_RESPONSES, Problem
 from api.schemas import PartitionStorageView, PartitionView
 from jetspark.dag.partitioning import DEFAULT_PARTITION_COUNT, canonical, partition_id
 from jetspark.json_depth import text_depth
 from jetspark.placement import placement
-from jetspark.settings import EngineBounds
 
 log = structlog.get_logger("jetspark.api")
 
@@ -27,6 +26,7 @@ router = APIRouter(prefix="/v1", tags=["partitions"], responses=PROBLEM_RESPONSE
 def get_partition(
     _principal: PrincipalDep,
     client: RedisDep,
+    bounds: EngineBoundsDep,
     key: Annotated[str, Query(max_length=4096)],
     key_type: Annotated[Literal["string", "int", "json"], Query()] = "string",
     partition_count: Annotated[int, Query(ge=1, le=1_000_000)] = DEFAULT_PARTITION_COUNT,
@@ -41,7 +41,7 @@ def get_partition(
             if not -(2**63) <= value < 2**63:
                 raise ValueError("outside the 64-bit range")
         elif key_type == "json":
-            limit = EngineBounds().json_depth
+            limit = bounds.json_depth
             if text_depth(key) > limit:
                 raise ValueError(f"nested deeper than {limit} levels")
             value = json.loads(key)

@@ -8,7 +8,9 @@ transaction must share a hash slot):
   job log's script, transactions and XREADGROUP see their keys together;
 - snapshot state: ``<ns>:{p<partition>}:...``, a tag per partition, so partitions spread
   over the primaries as the seeds' partitioned map spreads over members;
-- users' maps and streams: ``<ns>:user:<principal>:...``, placed by their whole name.
+- users' maps and streams: ``<ns>:user:<principal>:...``, placed by their whole name;
+- the API's per-caller counters shared by its processes (rate-limit buckets, open event
+  streams): ``<ns>:api:...``, each used alone by a script, placed by its whole name.
 """
 
 from __future__ import annotations
@@ -104,6 +106,16 @@ class Keys:
         """Every key jetspark's own code reads starts with one of these; users' names may
         not."""
         return self.control, f"{self.namespace}:"
+
+    def rate_limit(self, caller: str) -> str:
+        """A caller's rate-limit bucket (``jetspark.tenants.rate_limit``): ``caller`` is
+        ``p:<principal>`` or ``a:<client address>``."""
+        return f"{self.namespace}:api:rate:{caller}"
+
+    def event_streams(self, principal: str) -> str:
+        """Sorted set of the event streams ``principal`` holds open in any API process, each
+        scored by when its lease ends (``jetspark.tenants.quotas``)."""
+        return f"{self.namespace}:api:sse:{principal}"
 
     def user_prefix(self, principal: str) -> str:
         """Where a principal's maps and streams live: its names cannot reach the server's own

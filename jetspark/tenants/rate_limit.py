@@ -1,0 +1,157 @@
+"""The request rate limit per principal, shared by every API process through Redis.
+
+GCRA (the generic cell rate algorithm: a token bucket kept as one timestamp) in one Lua
+script, one round trip per request, on Redis's clock: a principal gets its configured rate
+and burst whichever API process, on whichever host, answers it. A bucket's key expires when
+the bucket would be full again, so Redis holds only the clients active within one refill.
+
+While Redis cannot be reached the limit is kept per process, in memory (``LocalBuckets``):
+with N API processes a principal may get up to N times its rate until Redis is back. The
+API stays up rather than refuse every request (docs/SECURITY.md, docs/FAULTS.md). After a
+failed call the shared limiter is not asked again for ``FALLBACK_S``, so an outage costs no
+request more than one timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import structlog
+
+from jetspark.queue.keys import Keys
+from jetspark.redis_client import AsyncRedisClient, connect_async
+from jetspark.retry import OutageLog
+
+log = structlog.get_logger("jetspark.rate_limit")
+
+FALLBACK_S = 1.0
+"""After Redis failed, limit in memory for this long before asking Redis again."""
+TIMEOUT_S = 0.5
+"""A call to the shared limiter that takes longer than this counts as Redis being down."""
+
+GCRA = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local allowed_at = tat + interval - burst * interval
+if allowed_at > now then
+  return {0, allowed_at - now}
+end
+local new_tat = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX',
+           math.ceil((new_tat - now) / 1000) + 1)
+return {1, 0}
+"""
+"""KEYS[1]: the bucket; ARGV: microseconds per request, burst. Returns {allowed, wait_us}.
+
+The key holds the theoretical arrival time (TAT) of the next request in microseconds of
+Redis's clock: a request is allowed when TAT lies less than ``burst`` intervals ahead of now,
+and then moves TAT one interval on. ``burst`` requests at once, then one per interval:
+exactly the token bucket it replaces."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after_s: int
+    """Whole seconds until a request would be allowed (for ``Retry-After``), at least 1."""
+
+
+def _retry_after(wait_s: float) -> int:
+    return max(1, math.ceil(wait_s))
+
+
+class LocalBuckets:
+    """Token buckets in this process's memory: the limit while Redis is away.
+
+    Buckets that have refilled are pruned (a new one starts full: nothing is forgotten), and
+    at most ``max_buckets`` are kept, so memory stays bounded whoever sends requests.
+    """
+
+    def __init__(self, *, per_s: float, burst: int, max_buckets: int = 100_000) -> None:
+        self.per_s = per_s
+        self.burst = float(max(1, burst))
+        self.max_buckets = max_buckets
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+        self._next_prune = 0.0
+
+    def allow(self, who: str) -> Decision:
+        now = time.monotonic()
+        with self.lock:
+            if now >= self._next_prune or len(self.buckets) >= self.max_buckets:
+                self._prune(now)
+            tokens, last = self.buckets.get(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.per_s)
+            allowed = tokens >= 1.0
+            self.buckets[who] = (tokens - 1.0 if allowed else tokens, now)
+        return Decision(allowed, 0 if allowed else _retry_after((1.0 - tokens) / self.per_s))
+
+    def _prune(self, now: float) -> None:
+        """Drop full buckets; when still too many, keep the newest half."""
+        refill_s = self.burst / self.per_s
+        self.buckets = {w: b for w, b in self.buckets.items() if now - b[1] < refill_s}
+        if len(self.buckets) >= self.max_buckets:
+            newest = sorted(self.buckets.items(), key=lambda item: item[1][1])
+            self.buckets = dict(newest[len(newest) - self.max_buckets // 2 :])
+        self._next_prune = now + min(refill_s, 10.0)
+
+
+def limiter_client(url: str, *, cluster: bool) -> AsyncRedisClient:
+    """An asyncio Redis client that gives up within ``TIMEOUT_S``: a request never waits
+    longer than that on the limiter."""
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": TIMEOUT_S,
+        "socket_connect_timeout": TIMEOUT_S,
+    }
+    if not cluster:
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        options["retry"] = Retry(NoBackoff(), 0)
+    return connect_async(url, cluster=cluster, **options)
+
+
+class SharedRateLimit:
+    """``per_s`` requests per second and ``burst`` at once per caller, across processes."""
+
+    def __init__(self, client: AsyncRedisClient, keys: Keys, *, per_s: float, burst: int) -> None:
+        self.client = client
+        self.keys = keys
+        self.per_s = per_s
+        self.burst = max(1, burst)
+        self.interval_us = 1_000_000 / per_s
+        self.script: Any = client.register_script(GCRA)
+        self.local = LocalBuckets(per_s=per_s, burst=burst)
+        self.local_until = 0.0
+        """Until when (monotonic) the limit is kept in memory after Redis failed."""
+        self.outage = OutageLog("shared rate limit (kept per process meanwhile)", log)
+
+    async def allow(self, who: str) -> Decision:
+        """May ``who`` (``p:<principal>`` or ``a:<address>``) make a request now?"""
+        if time.monotonic() < self.local_until:
+            return self.local.allow(who)
+        try:
+            allowed, wait_us = await self.script(
+                keys=[self.keys.rate_limit(who)], args=[self.interval_us, self.burst]
+            )
+        except (redis.RedisError, OSError) as error:
+            self.outage.failed(error)
+            self.local_until = time.monotonic() + FALLBACK_S
+            return self.local.allow(who)
+        self.outage.recovered()
+        if int(allowed):
+            return Decision(True, 0)
+        return Decision(False, _retry_after(int(wait_us) / 1e6))
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
