@@ -102,7 +102,9 @@ def create_app(
         tokens=settings.tokens, principals=tenants.api_principals, admins=tenants.api_admins
     )
     engine = make_engine(database_url, pool_size=DatabaseSettings().pool_size)
-    listener = JobChangeListener(_libpq_dsn(database_url))
+    listener = JobChangeListener(
+        _libpq_dsn(database_url), cache_max_age_s=settings.view_cache_max_age_s
+    )
     webhooks = webhook_settings or WebhookSettings()
     targets = TargetPolicy(webhooks)
     sessions = make_session_factory(engine)

@@ -51,7 +51,12 @@ class JobViewCache:
     stores what it read only if no newer version was announced meanwhile, and only if the
     listener did not reconnect in between (NOTIFYs sent while it was away are lost, so a
     reconnect empties the cache). ``max_age_s`` bounds staleness should a writer ever change a
-    view without a NOTIFY. Used only while the listener is connected.
+    view without a NOTIFY (0 turns the cache off). Used only while the listener is connected.
+
+    Across API processes: a change made through another process (or a worker) is seen once
+    its NOTIFY arrived, milliseconds after its commit; a read that names a newer version in
+    ``If-None-Match`` than the one cached is read afresh (``api.routers.jobs``), so a client
+    that saw a version never gets an older one from another process.
     """
 
     def __init__(self, *, max_entries: int = 10_000, max_age_s: float = 1.0) -> None:
@@ -74,6 +79,8 @@ class JobViewCache:
             return self.announced.get(job_id, 0)
 
     def get(self, job_id: uuid.UUID) -> CachedView | None:
+        if self.max_age_s <= 0:
+            return None
         with self.lock:
             entry = self.entries.get(job_id) if self.enabled else None
         if entry is None or time.monotonic() - entry.stored_at > self.max_age_s:
@@ -83,7 +90,7 @@ class JobViewCache:
     def put(self, job_id: uuid.UUID, body: bytes, version: int, epoch: int, owner: str) -> None:
         """Keep a view read from PostgreSQL; ``epoch`` is ``self.epoch`` from before the read."""
         with self.lock:
-            if not self.enabled or epoch != self.epoch:
+            if not self.enabled or epoch != self.epoch or self.max_age_s <= 0:
                 return
             if version < self.announced.get(job_id, 0):
                 return  # a change committed while we were reading: what we read is old
@@ -112,9 +119,9 @@ class JobViewCache:
 
 
 class JobChangeListener:
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, *, cache_max_age_s: float = 1.0) -> None:
         self.dsn = dsn
-        self.cache = JobViewCache()
+        self.cache = JobViewCache(max_age_s=cache_max_age_s)
         self.waiters: dict[uuid.UUID | None, set[asyncio.Event]] = defaultdict(set)
         self.task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()

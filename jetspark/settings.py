@@ -95,6 +95,10 @@ class ApiSettings(BaseSettings):
     rate_limit_burst: int = 200
     long_poll_max_s: float = 60.0
     results_page_max: int = 1000
+    view_cache_max_age_s: float = Field(default=1.0, ge=0)
+    """``JETSPARK_API_VIEW_CACHE_MAX_AGE_S``: how long a job view may be served from an API
+    process's memory at most. Views are dropped as soon as PostgreSQL NOTIFYs their job's
+    change; this bounds a view should a NOTIFY ever be missed. 0 turns the cache off."""
 
 
 class JobLogSettings(BaseSettings):

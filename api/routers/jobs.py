@@ -46,6 +46,17 @@ def _etag(version: int) -> str:
     return f'"{version}"'
 
 
+def _known_version(if_none_match: str | None) -> int:
+    """The newest job version a client names in ``If-None-Match`` (0 for none): it has seen
+    that version, so it must never be answered with an older one."""
+    found = 0
+    for tag in (if_none_match or "").split(","):
+        digits = tag.strip().removeprefix("W/").strip('"')
+        if digits.isdigit() and len(digits) <= 18:
+            found = max(found, int(digits))
+    return found
+
+
 def _matches(if_none_match: str | None, etag: str) -> bool:
     if not if_none_match:
         return False
@@ -138,27 +149,35 @@ def _done(cache: JobViewCache, job_id: uuid.UUID, read: InFlightRead, _: object)
         read.task.exception()  # retrieved: its awaiters raise it (a 404, say)
 
 
-async def _owned(request: Request, job_id: uuid.UUID, principal: Principal) -> CachedView:
+async def _owned(
+    request: Request, job_id: uuid.UUID, principal: Principal, *, at_least: int = 0
+) -> CachedView:
     """The job's view if ``principal`` owns it; another's job is not found (404)."""
-    view = await _current(request, job_id)
+    view = await _current(request, job_id, at_least=at_least)
     if not principal.owns(view.owner):
         raise JobNotFound(job_id)
     return view
 
 
-async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) -> CachedView:
+async def _current(
+    request: Request, job_id: uuid.UUID, *, cached: bool = True, at_least: int = 0
+) -> CachedView:
     """The job's view as JSON: from the NOTIFY-invalidated cache, else from PostgreSQL.
 
     Status reads are the hot path (clients poll); a cache hit costs no threadpool hop and no
     database round trip, and serves bytes serialized once per version. ``cached=False``
-    (the long-poll's re-reads) always reads afresh.
+    (the long-poll's re-reads) always reads afresh, as does a cached view older than
+    ``at_least`` (a version the client has seen, made through another API process whose
+    NOTIFY has not arrived yet).
     """
     cache: JobViewCache = request.app.state.listener.cache
     if not cached:
         return await _load(request, job_id, cache.epoch)
     hit = cache.get(job_id)
-    if hit is not None:
+    if hit is not None and hit.version >= at_least:
         return hit
+    if hit is not None:
+        return await _load(request, job_id, cache.epoch)
     epoch, announced = cache.epoch, cache.announced_version(job_id)
     read = cache.reads.get(job_id)
     if read is None or (read.epoch, read.announced) != (epoch, announced):
@@ -167,7 +186,10 @@ async def _current(request: Request, job_id: uuid.UUID, *, cached: bool = True) 
         read = InFlightRead(task, epoch, announced)
         cache.reads[job_id] = read
         task.add_done_callback(functools.partial(_done, cache, job_id, read))
-    return await asyncio.shield(read.task)
+    shared = await asyncio.shield(read.task)
+    if shared.version < at_least:  # that read began before the version the client saw
+        return await _load(request, job_id, cache.epoch)
+    return shared
 
 
 def _view_response(view: CachedView, if_none_match: str | None) -> Response:
@@ -193,6 +215,8 @@ def _cached_answer(request: Request) -> Response | None:
     if_none_match = request.headers.get("if-none-match")
     if view is None or (if_none_match is not None and len(if_none_match) > 256):
         return None
+    if view.version < _known_version(if_none_match):
+        return None  # the client has seen a newer version: the route reads afresh
     principal = authenticated(request)
     if principal is None or not principal.owns(view.owner):
         return None
@@ -222,7 +246,7 @@ async def get_job(
     if_none_match: Annotated[str | None, Header(max_length=256)] = None,
 ) -> Response:
     """A job. With ``If-None-Match`` and ``wait_s``, waits until the job changes (long-poll)."""
-    view = await _owned(request, job_id, principal)
+    view = await _owned(request, job_id, principal, at_least=_known_version(if_none_match))
     wait = min(wait_s, api_settings.long_poll_max_s)
     if wait > 0 and _matches(if_none_match, _etag(view.version)):
         listener = request.app.state.listener

@@ -196,6 +196,10 @@ def up(
     workers: Annotated[
         int, typer.Option("--workers", min=0, max=64, help="Worker processes to start.")
     ] = 1,
+    api_workers: Annotated[
+        int,
+        typer.Option("--api-workers", min=1, max=64, help="API processes sharing the port."),
+    ] = 1,
     ready_timeout: Annotated[
         float, typer.Option("--ready-timeout", min=1, help="Seconds to wait for /readyz.")
     ] = 120.0,
@@ -241,8 +245,10 @@ def up(
                 env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             tokens = ",".join(configured_tokens) if token is None else token
             supervisor = Supervisor(env=env, logs=home / "logs")
-            _say(f"starting the API and {workers} worker(s)")
-            api_argv = _child_argv("api", "--host", host, "--port", str(port))
+            _say(f"starting the API ({api_workers} process(es)) and {workers} worker(s)")
+            api_argv = _child_argv(
+                "api", "--host", host, "--port", str(port), "--workers", str(api_workers)
+            )
             supervisor.start("api", api_argv, env=env | {"JETSPARK_API_TOKENS": tokens})
             for number in range(1, workers + 1):
                 supervisor.start(f"worker-{number}", _child_argv("worker"))

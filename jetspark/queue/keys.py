@@ -107,10 +107,11 @@ class Keys:
         not."""
         return self.control, f"{self.namespace}:"
 
-    def rate_limit(self, caller: str) -> str:
-        """A caller's rate-limit bucket (``jetspark.tenants.rate_limit``): ``caller`` is
+    def rate_limit(self, rule: str, caller: str) -> str:
+        """A caller's bucket under one rate rule (``jetspark.tenants.rate_limit``): ``rule``
+        is ``<per second>/<burst>``, so processes configured alike share it; ``caller`` is
         ``p:<principal>`` or ``a:<client address>``."""
-        return f"{self.namespace}:api:rate:{caller}"
+        return f"{self.namespace}:api:rate:{rule}:{caller}"
 
     def event_streams(self, principal: str) -> str:
         """Sorted set of the event streams ``principal`` holds open in any API process, each

@@ -130,6 +130,9 @@ class SharedRateLimit:
         self.per_s = per_s
         self.burst = max(1, burst)
         self.interval_us = 1_000_000 / per_s
+        self.rule = f"{per_s:g}/{self.burst}"
+        """Part of each bucket's key: API processes share buckets when their limits agree
+        (during a rolling change of the limit, old and new processes keep their own)."""
         self.script: Any = client.register_script(GCRA)
         self.local = LocalBuckets(per_s=per_s, burst=burst)
         self.local_until = 0.0
@@ -142,7 +145,7 @@ class SharedRateLimit:
             return self.local.allow(who)
         try:
             allowed, wait_us = await self.script(
-                keys=[self.keys.rate_limit(who)], args=[self.interval_us, self.burst]
+                keys=[self.keys.rate_limit(self.rule, who)], args=[self.interval_us, self.burst]
             )
         except (redis.RedisError, OSError) as error:
             self.outage.failed(error)

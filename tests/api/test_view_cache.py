@@ -18,8 +18,11 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
+from api.app import create_app
 from jetspark.jobs import orchestration
+from jetspark.settings import ApiSettings, TenantSettings
 from tests.api.leftovers import no_leftovers
+from tests.live_server import live_server
 
 pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
 
@@ -77,3 +80,48 @@ def test_concurrent_reads_of_an_uncached_job_agree(
     assert {r.json()["id"] for r in found} == {job_id}
     assert {r.status_code for r in absent} == {404}
     assert all(r.json()["title"] == "Job not found" for r in absent)
+
+
+def test_a_cached_view_is_answered_as_the_route_answers_it(
+    database_url: str, redis_url: str, redis_namespace: str, word_count: dict[str, Any]
+) -> None:
+    """A plain read of a cached view skips FastAPI's parameter solving: the owner, an admin,
+    another principal, a bad token and odd headers get what the full route gives them."""
+    tokens = {name: f"{name}-{uuid.uuid4().hex}" for name in ("alice", "bob", "root")}
+    app = create_app(
+        database_url=database_url,
+        redis_url=redis_url,
+        redis_namespace=redis_namespace,
+        api_settings=ApiSettings(tokens=[], rate_limit_per_s=0),
+        tenant_settings=TenantSettings(
+            api_principals=[f"{name}-{tokens[name][-6:]}:{t}" for name, t in tokens.items()],
+            api_admins=[f"root-{tokens['root'][-6:]}"],
+        ),
+    )
+
+    def get(token: str | None, **headers: str) -> httpx.Response:
+        auth = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.get(f"{url}/v1/jobs/{job_id}", headers=auth | headers, timeout=30)
+
+    with live_server(app) as url:
+        alice = {"Authorization": f"Bearer {tokens['alice']}"}
+        created = httpx.post(f"{url}/v1/jobs", json=word_count, headers=alice, timeout=30)
+        job_id, etag = created.json()["id"], created.headers["etag"]
+        owned = get(tokens["alice"])
+        assert app.state.listener.cache.get(uuid.UUID(job_id)) is not None, "not cached"
+        assert owned.status_code == 200 and owned.headers["etag"] == etag
+        assert get(tokens["alice"]).content == owned.content
+        assert get(tokens["root"]).content == owned.content  # an admin sees every job
+        assert get(tokens["alice"], **{"If-None-Match": etag}).status_code == 304
+        assert get(tokens["alice"], **{"If-None-Match": f'"0", {etag}'}).status_code == 304
+        hidden = get(tokens["bob"])
+        assert hidden.status_code == 404 and hidden.json()["title"] == "Job not found"
+        assert get("not-a-token").status_code == 401
+        assert get(None).status_code == 401
+        assert get(tokens["alice"], **{"If-None-Match": "x" * 300}).status_code == 422
+        long_poll = httpx.get(
+            f"{url}/v1/jobs/{job_id}?wait_s=0", headers=alice, timeout=30
+        )  # a query: the full route
+        assert long_poll.content == owned.content
+        cancel = httpx.post(f"{url}/v1/jobs/{job_id}/cancel", headers=alice, timeout=30)
+        assert cancel.status_code == 200
