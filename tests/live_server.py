@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import uvicorn
 
 
@@ -111,3 +112,14 @@ def stop_process(process: subprocess.Popen[bytes], grace_s: float = 30.0) -> Non
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def serving_processes(supervisor_pid: int) -> list[psutil.Process]:
+    """The processes uvicorn's supervisor (``--workers N``) serves from: its spawned
+    children, not multiprocessing's resource tracker."""
+    found = []
+    for child in psutil.Process(supervisor_pid).children():
+        with contextlib.suppress(psutil.Error):
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.append(child)
+    return found

@@ -20,15 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from jetspark.db.engine import make_engine
 from jetspark.db.tables import WebhookDelivery
+from jetspark.jobs.orchestration import CHANNEL
 from tests.api.test_events import read_events, take
 from tests.databases import fresh_database
-from tests.live_server import ApiProcess, api_process
+from tests.live_server import ApiProcess, api_process, serving_processes
 from tests.polling import poll
 from tests.webhooks.receiver import receiver
 
@@ -133,8 +135,8 @@ def test_a_change_through_one_process_reaches_the_other(
             assert fresh.status_code == 304 and fresh.headers["etag"] == new_etag
 
             waited.join(timeout=40)
-            (long_poll,) = answers
-            assert long_poll.status_code == 200 and long_poll.json()["status"] == "CANCELLED"
+            (woken,) = answers
+            assert woken.status_code == 200 and woken.json()["status"] == "CANCELLED"
             assert time.monotonic() - began < 10, "the long-poll was not woken by the change"
             # The long-poll woke on the NOTIFY, which dropped the cached view first.
             plain = b.get(f"/v1/jobs/{job_id}")
@@ -243,3 +245,40 @@ def test_the_rate_limit_is_one_budget_across_processes(
         # ... but a load balancer's health checks are never limited.
         for n in range(4 * burst):
             assert (anonymous_a, anonymous_b)[n % 2].get("/healthz").status_code == 200
+
+
+def test_jetspark_api_workers_starts_that_many_processes_on_one_port(
+    database: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = {
+        "JETSPARK_DATABASE_URL": database,
+        "JETSPARK_REDIS_URL": redis_url,
+        "JETSPARK_REDIS_NAMESPACE": f"apis-{uuid.uuid4().hex[:8]}",
+        "JETSPARK_API_PRINCIPALS": ",".join(f"{n}:{t}" for n, t in TOKENS.items()),
+        "JETSPARK_API_RATE_LIMIT_PER_S": "0",
+    }
+    engine = make_engine(database, pool_size=1)
+
+    def listening() -> int:
+        with Session(engine) as session:
+            found = session.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND query = :listen"
+                ),
+                {"listen": f"LISTEN {CHANNEL}"},
+            ).scalar_one()
+            return int(found)
+
+    try:
+        before = listening()
+        with api_process(env, tmp_path, workers=3) as api:
+            serving = serving_processes(api.process.pid)
+            assert len(serving) == 3
+            # Each process started the app: its own LISTEN connection on the job channel.
+            poll(lambda: listening() == before + 3, what="three LISTEN connections")
+            with client(api) as http:
+                assert http.get("/v1/jobs").status_code == 200
+        assert not [p for p in serving if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        engine.dispose()
