@@ -84,22 +84,29 @@ def uvicorn_server(
     factory: bool = False,
     ready_path: str = "/healthz",
     deadline_s: float = 120.0,
+    log: Path | None = None,
 ) -> Iterator[tuple[str, float, subprocess.Popen[bytes]]]:
     """``app`` (``module:attribute``) under uvicorn in a process group of its own, with the
     options every API bench uses (uvloop and httptools when installed, no access log):
-    yields its base URL, the seconds it took to answer ``ready_path``, and the process."""
+    yields its base URL, the seconds it took to answer ``ready_path``, and the process.
+    Its output goes to ``log`` (warnings and errors only), else nowhere."""
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", app, *(["--factory"] if factory else [])]
     command += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
     command += ["--log-level", "warning", "--no-access-log"]
-    process = subprocess.Popen(
-        command,
-        env=dict(env if env is not None else os.environ),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # Ctrl-C reaches the bench, which stops the server in order
-    )
+    output = log.open("ab") if log is not None else None
+    try:
+        process = subprocess.Popen(
+            command,
+            env=dict(env if env is not None else os.environ),
+            cwd=ROOT,
+            stdout=output or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches the bench, which stops it in order
+        )
+    finally:
+        if output is not None:
+            output.close()
     url = f"http://127.0.0.1:{port}"
     try:
         ready_s = wait_ready(url, process, deadline_s=deadline_s, path=ready_path)

@@ -1,10 +1,11 @@
 """Rate-limit accuracy: requests allowed per second against the configured rate.
 
-Run: ``flock /tmp/jetspark-tests.lock .venv/bin/python -m bench.rate_limit``. For each rate
-it starts the API alone (``bench.stack.direct_stack``) with ``JETSPARK_API_RATE_LIMIT_PER_S``
-set, loads ``GET /v1/jobs`` from one token with 32 concurrent connections for a while (the
-"Bearer" scheme spelled eight ways in turn, which must not help), and reports the 200s per
-second after the burst against the configured rate: a ratio of 1.0 is exact.
+Run: ``.venv/bin/python -m bench.rate_limit [--api-workers 2]``. For each rate it starts the
+API alone (``bench.stack.direct_stack``, ``--api-workers`` processes on one port, the limit
+shared through Redis) with ``JETSPARK_API_RATE_LIMIT_PER_S`` set, loads ``GET /v1/jobs`` from
+one token with 32 concurrent connections for a while (the "Bearer" scheme spelled eight ways
+in turn, which must not help), and reports the 200s per second after the burst against the
+configured rate: a ratio of 1.0 is exact, whatever the number of processes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 
 import httpx
 
+from bench.processes import exit_on_sigterm
 from bench.stack import direct_stack
 
 SPELLINGS = ["Bearer", "bearer", "BEARER", "bEaReR", "BeArEr", "BEARer", "beaRER", "BearER"]
@@ -44,14 +46,17 @@ async def _load(url: str, token: str, duration_s: float, connections: int) -> tu
     return ok, limited
 
 
-def measure(rate: float, burst: int, duration_s: float, connections: int) -> dict[str, float]:
+def measure(
+    rate: float, burst: int, duration_s: float, connections: int, api_workers: int = 1
+) -> dict[str, float]:
     env = {"JETSPARK_API_RATE_LIMIT_PER_S": str(rate), "JETSPARK_API_RATE_LIMIT_BURST": str(burst)}
-    with direct_stack(extra_env=env) as stack:
+    with direct_stack(api_workers=api_workers, extra_env=env) as stack:
         started = time.perf_counter()
         ok, limited = asyncio.run(_load(stack.url, stack.token, duration_s, connections))
         elapsed = time.perf_counter() - started
     allowed_per_s = (ok - burst) / elapsed
     return {
+        "api_processes": api_workers,
         "configured_per_s": rate,
         "burst": burst,
         "seconds": round(elapsed, 2),
@@ -68,9 +73,12 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--api-workers", type=int, default=1, help="API processes")
     args = parser.parse_args()
+    exit_on_sigterm()
     for rate in (float(r) for r in args.rates.split(",")):
-        print(json.dumps(measure(rate, args.burst, args.seconds, args.connections)), flush=True)
+        got = measure(rate, args.burst, args.seconds, args.connections, args.api_workers)
+        print(json.dumps(got), flush=True)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ import redis
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.engine_wordcount import word_count_job
+from bench.processes import exit_on_sigterm
 from bench.streaming import pipeline
 from bench.submit_latency import fresh_database, services, transition_at
 from jetspark.dag.model import JobSpec
@@ -240,6 +241,7 @@ def main() -> None:
     parser.add_argument("--tiny", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
+    exit_on_sigterm()  # SIGTERM stops the workers, the cluster and the servers too
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="jetspark-scale-") as home, ExitStack() as stack:
         root = Path(home)

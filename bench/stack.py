@@ -171,7 +171,11 @@ def _pg_data_removed(home: str) -> Iterator[None]:
 
 @contextmanager
 def direct_stack(
-    *, api_workers: int = 1, deadline_s: float = 120.0, extra_env: dict[str, str] | None = None
+    *,
+    api_workers: int = 1,
+    deadline_s: float = 120.0,
+    extra_env: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> Iterator[RunningStack]:
     """The API alone under uvicorn, without ``jetspark up`` (and without workers).
 
@@ -216,6 +220,7 @@ def direct_stack(
                     factory=True,
                     ready_path="/readyz",
                     deadline_s=deadline_s,
+                    log=log,
                 ) as (url_base, start_s, process):
                     yield RunningStack(
                         url=url_base, token=token, process=process, home=Path(home), start_s=start_s

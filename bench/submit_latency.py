@@ -30,6 +30,7 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from bench.processes import exit_on_sigterm
 from jetspark.dag.model import JobSpec
 from jetspark.db.engine import make_engine, normalize_url
 from jetspark.db.migrate import upgrade
@@ -65,21 +66,25 @@ spark.stop()
 @contextmanager
 def services(home: Path) -> Iterator[tuple[str, str]]:
     """The configured PostgreSQL and Redis, else embedded ones under ``home``, stopped when
-    the block ends (an embedded server outliving its bench held its port and files)."""
+    the block ends (an embedded server outliving its bench held its port and files), their
+    data removed; with ``bench.processes.exit_on_sigterm`` also when the bench is told to
+    stop."""
     database, redis_url = DatabaseSettings().url, RedisSettings().url
     with ExitStack() as started:
         if not database:
-            from jetspark.embedded.postgres import EmbeddedPostgres
+            from jetspark.embedded.postgres import EmbeddedPostgres, remove_data
 
+            # As root the data may live outside ``home``, behind a link: removed last.
+            started.callback(remove_data, home / "pg")
             postgres = EmbeddedPostgres(home / "pg")
-            database = postgres.start()
             started.callback(postgres.stop)
+            database = postgres.start()
         if not redis_url:
             from jetspark.embedded.redis import EmbeddedRedis
 
             server = EmbeddedRedis(home / "redis")
-            redis_url = server.start()
             started.callback(server.stop)
+            redis_url = server.start()
         yield database, redis_url
 
 
@@ -178,6 +183,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=40)
     parser.add_argument("--cold-runs", type=int, default=2)
     args = parser.parse_args()
+    exit_on_sigterm()
     warm = warm_latencies(args.jobs)
     print(f"warm worker, {len(warm)} jobs: submit -> RUNNING")
     p50, p99 = percentile(warm, 0.5) * 1000, percentile(warm, 0.99) * 1000

@@ -19,7 +19,8 @@ from typing import Any, TypeAlias
 import redis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
-from redis.backoff import ExponentialBackoff
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 
 from jetspark.settings import RedisSettings
@@ -73,6 +74,30 @@ def fail_fast(url: str, *, cluster: bool | None = None, **options: Any) -> Redis
     if not cluster:
         options.setdefault("retry", redis.retry.Retry(ExponentialBackoff(0.2, 0.05), 1))
     return connect(url, cluster=cluster, **options)
+
+
+def fail_fast_async(
+    url: str, *, cluster: bool, timeout_s: float, max_connections: int = 16
+) -> AsyncRedisClient:
+    """An asyncio client for a request's hot path (the API's shared rate limit and stream
+    quota): a call gives up after ``timeout_s`` without retrying, and at most
+    ``max_connections`` are open (requests wait up to ``timeout_s`` for one rather than all
+    connecting at once: a burst of connects on a busy host took longer than the calls)."""
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": timeout_s,
+        "socket_connect_timeout": 2 * timeout_s,
+    }
+    if cluster:
+        return connect_async(url, cluster=True, max_connections=max_connections, **options)
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        timeout=timeout_s,
+        retry=AsyncRetry(NoBackoff(), 0),
+        **options,
+    )
+    return aioredis.Redis.from_pool(pool)
 
 
 def is_cluster(client: object) -> bool:

@@ -24,15 +24,16 @@ import redis
 import structlog
 
 from jetspark.queue.keys import Keys
-from jetspark.redis_client import AsyncRedisClient, connect_async
+from jetspark.redis_client import AsyncRedisClient, fail_fast_async
 from jetspark.retry import OutageLog
 
 log = structlog.get_logger("jetspark.rate_limit")
 
 FALLBACK_S = 1.0
 """After Redis failed, limit in memory for this long before asking Redis again."""
-TIMEOUT_S = 0.5
-"""A call to the shared limiter that takes longer than this counts as Redis being down."""
+TIMEOUT_S = 1.0
+"""A call to the shared limiter that takes longer than this (twice as long to connect)
+counts as Redis being down."""
 
 GCRA = """
 local now_parts = redis.call('TIME')
@@ -106,19 +107,9 @@ class LocalBuckets:
 
 
 def limiter_client(url: str, *, cluster: bool) -> AsyncRedisClient:
-    """An asyncio Redis client that gives up within ``TIMEOUT_S``: a request never waits
-    longer than that on the limiter."""
-    options: dict[str, Any] = {
-        "decode_responses": True,
-        "socket_timeout": TIMEOUT_S,
-        "socket_connect_timeout": TIMEOUT_S,
-    }
-    if not cluster:
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-
-        options["retry"] = Retry(NoBackoff(), 0)
-    return connect_async(url, cluster=cluster, **options)
+    """The client of the shared limits: a request never waits longer than ``TIMEOUT_S`` on
+    them."""
+    return fail_fast_async(url, cluster=cluster, timeout_s=TIMEOUT_S)
 
 
 class SharedRateLimit:
