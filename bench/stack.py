@@ -124,7 +124,11 @@ instead (``extra_env`` sets them back where a bench measures a limit)."""
 
 @contextmanager
 def running_stack(
-    *, workers: int = 1, deadline_s: float = 180.0, extra_env: dict[str, str] | None = None
+    *,
+    workers: int = 1,
+    api_workers: int = 1,
+    deadline_s: float = 180.0,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[RunningStack]:
     """``jetspark up`` with embedded PostgreSQL and Redis in a temporary home."""
     token = secrets.token_urlsafe(16)
@@ -138,8 +142,9 @@ def running_stack(
         env |= {"JETSPARK_HOME": str(Path(home) / ".jetspark"), "JETSPARK_API_TOKENS": token}
         env |= UNLIMITED | (extra_env or {})
         jetspark = Path(sys.executable).with_name("jetspark")
+        command = [str(jetspark), "up", "--port", str(port), "--workers", str(workers)]
         process = subprocess.Popen(
-            [str(jetspark), "up", "--port", str(port), "--workers", str(workers)],
+            [*command, "--api-workers", str(api_workers)],
             env=env,
             cwd=home,
             stdout=subprocess.DEVNULL,

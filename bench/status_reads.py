@@ -1,132 +1,142 @@
-"""Control-plane benchmark: status reads/s and latency, submissions/s, idle memory, start time.
+"""Control-plane benchmark: status reads/s with 1 and 2 API processes, against a bare FastAPI
+app in the same run; submissions/s, idle memory, start time.
 
-Run: ``.venv/bin/python -m bench.status_reads``. It starts ``jetspark up`` (everything embedded)
-in a temporary home (``--stack direct``: the API alone under uvicorn, with the servers named by
-``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` or embedded ones; the default when the
-``jetspark`` CLI is not installed), then loads it from loopback with ``wrk`` (Debian package
-``wrk``) when installed, else with an asyncio httpx generator. The baseline in the same run is
-``/healthz`` on the same server: the ratio shows what auth + PostgreSQL cost on top of bare
-FastAPI.
+Run: ``make bench`` (``.venv/bin/python -m bench.status_reads [--api-processes 1,2]
+[--seconds 10] [--connections 32] [--rate-limit 0]``). For each number of API processes it
+starts the API alone (``--stack direct``: uvicorn ``--workers N`` on one port, the servers
+named by ``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` or embedded ones) or
+``jetspark up --workers 1 --api-workers N`` (``--stack up``), submits jobs, then loads one
+job's view (``GET /v1/jobs/{id}`` with a token, as pollers do) and jetspark's ``/healthz``
+with ``wrk`` (``bench.wrk``: only 2xx answers counted; a 429 or a 503 is not a read). The
+baseline, loaded the same way in the same run, is ``/healthz`` of a bare FastAPI app
+(``bench.bare_app``) under the same uvicorn, one process.
+
+The rate limit is off by default (``--rate-limit 0``): one token loading the server would
+measure the limit (with the default 50/s, about 91% of wrk's answers were 429s). Give
+``--rate-limit 1000000`` to measure the shared limiter's own cost: it is asked (one Redis
+script call) on every request and never refuses. The report names the limit in force.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import importlib.util
 import json
 import os
-import re
-import shutil
-import statistics
-import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from bench import wrk
+from bench.api_overhead import BARE_APP
+from bench.processes import exit_on_sigterm, uvicorn_server
 from bench.stack import RunningStack, direct_stack, running_stack
 
-LOAD_BEFORE = os.getloadavg()[0]
-"""The machine's 1-minute load average when the run began: other work skews the figures."""
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "word-count.json"
-DURATION_S = 10
-CONNECTIONS = 32
 
 
-def submissions_per_s(stack: RunningStack, count: int = 200) -> float:
+def submissions_per_s(stack: RunningStack, count: int = 200) -> tuple[float, str]:
+    """Sequential submissions/s of the example word count, and the last job's id."""
     body = json.loads(EXAMPLE.read_text())
     headers = {"Authorization": f"Bearer {stack.token}"}
+    job_id = ""
     with httpx.Client(base_url=stack.url, headers=headers, timeout=30) as client:
         started = time.perf_counter()
         for i in range(count):
             body["name"] = f"bench-{i}"
-            client.post("/v1/jobs", json=body).raise_for_status()
-        return count / (time.perf_counter() - started)
+            response = client.post("/v1/jobs", json=body)
+            response.raise_for_status()
+            job_id = response.json()["id"]
+        return count / (time.perf_counter() - started), job_id
 
 
-def load_with_wrk(url: str, token: str | None) -> dict[str, float]:
-    command = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{DURATION_S}s", "--latency", url]
-    if token:
-        command[1:1] = ["-H", f"Authorization: Bearer {token}"]
-    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    return {"rps": rps, "p50_ms": _wrk_ms(out, "50%"), "p99_ms": _wrk_ms(out, "99%")}
+def the_stack(kind: str, processes: int, env: dict[str, str]) -> AbstractContextManager[Any]:
+    if kind == "up":
+        return running_stack(workers=1, api_workers=processes, extra_env=env)
+    return direct_stack(api_workers=processes, extra_env=env)
 
 
-def _wrk_ms(out: str, label: str) -> float:
-    value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
-async def _load_with_httpx(url: str, token: str | None) -> dict[str, float]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    latencies: list[float] = []
-    stop_at = time.perf_counter() + DURATION_S
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        while time.perf_counter() < stop_at:
-            began = time.perf_counter()
-            (await client.get(url)).raise_for_status()
-            latencies.append((time.perf_counter() - began) * 1000)
-
-    async with httpx.AsyncClient(headers=headers) as client:
-        started = time.perf_counter()
-        await asyncio.gather(*(client_loop(client) for _ in range(CONNECTIONS)))
-        elapsed = time.perf_counter() - started
-    cuts = statistics.quantiles(latencies, n=100)
-    return {"rps": len(latencies) / elapsed, "p50_ms": cuts[49], "p99_ms": cuts[98]}
-
-
-def load(url: str, token: str | None) -> dict[str, float]:
-    if shutil.which("wrk"):
-        return load_with_wrk(url, token)
-    return asyncio.run(_load_with_httpx(url, token))
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    has_cli = importlib.util.find_spec("jetspark.cli") is not None
-    parser = argparse.ArgumentParser(prog="python -m bench.status_reads", description=__doc__)
-    parser.add_argument(
-        "--stack",
-        choices=["up", "direct"],
-        default="up" if has_cli else "direct",
-        help="`jetspark up`, or the API alone under uvicorn (default: up when the CLI exists)",
-    )
-    parser.add_argument(
-        "--api-workers", type=int, default=1, help="uvicorn processes (--stack direct)"
-    )
-    parser.add_argument("--duration", type=int, default=DURATION_S, help="seconds per load run")
-    parser.add_argument("--connections", type=int, default=CONNECTIONS)
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> None:
-    global DURATION_S, CONNECTIONS
-    args = parse_args(argv)
-    DURATION_S, CONNECTIONS = args.duration, args.connections
-    stack_cm = running_stack() if args.stack == "up" else direct_stack(api_workers=args.api_workers)
-    with stack_cm as stack:
-        time.sleep(5)  # let the stack settle before reading its idle memory
+def measure(
+    kind: str, processes: int, env: dict[str, str], bare_url: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    """One deployment: its figures, and the bare app's loaded just before its reads."""
+    with the_stack(kind, processes, env) as stack:
+        time.sleep(3)  # let the stack settle before reading its idle memory
         idle_rss_mib = stack.rss_bytes() / 2**20
-        subs = submissions_per_s(stack)
-        headers = {"Authorization": f"Bearer {stack.token}"}
-        job = httpx.get(f"{stack.url}/v1/jobs?limit=1", headers=headers).json()["items"][0]
-        status = load(f"{stack.url}/v1/jobs/{job['id']}", stack.token)
-        baseline = load(f"{stack.url}/healthz", None)
-    report = {
-        "stack": args.stack if args.stack == "up" else f"direct, {args.api_workers} worker(s)",
-        "cpus": os.cpu_count(),
-        "load_average_before": round(LOAD_BEFORE, 2),
+        subs, job_id = submissions_per_s(stack)
+        load = {"seconds": args.seconds, "connections": args.connections}
+        bare = wrk.load(f"{bare_url}/healthz", token=None, **load)
+        view = wrk.load(f"{stack.url}/v1/jobs/{job_id}", token=stack.token, **load)
+        healthz = wrk.load(f"{stack.url}/healthz", token=None, **load)
+    return {
+        "api_processes": processes,
         "start_to_ready_s": round(stack.start_s, 2),
         "idle_rss_mib": round(idle_rss_mib, 1),
         "submissions_per_s": round(subs, 1),
-        "status_reads": status,
-        "healthz_baseline": baseline,
-        "status_vs_healthz_ratio": round(status["rps"] / baseline["rps"], 3),
-        "load_generator": "wrk" if shutil.which("wrk") else "httpx",
-        "connections": CONNECTIONS,
-        "duration_s": DURATION_S,
+        "bare_fastapi_healthz": bare.as_dict(),
+        "job_view": view.as_dict(),
+        "jetspark_healthz": healthz.as_dict(),
+        "job_view_vs_bare": round(view.ok_per_s / bare.ok_per_s, 3),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.status_reads", description=__doc__)
+    parser.add_argument(
+        "--stack",
+        choices=["direct", "up"],
+        default="direct",
+        help="the API alone under uvicorn (default), or `jetspark up` with one worker",
+    )
+    parser.add_argument(
+        "--api-processes", default="1,2", help="comma-separated numbers of API processes"
+    )
+    parser.add_argument("--seconds", type=int, default=10, help="seconds per load run")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument(
+        "--rate-limit", type=float, default=0.0, help="requests/s per principal (0: off)"
+    )
+    return parser.parse_args(argv)
+
+
+def runs(args: argparse.Namespace) -> Iterator[int]:
+    for part in args.api_processes.split(","):
+        yield int(part)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    exit_on_sigterm()
+    load_before = os.getloadavg()[0]
+    env = {"JETSPARK_API_RATE_LIMIT_PER_S": f"{args.rate_limit:g}"}
+    if args.rate_limit:
+        env["JETSPARK_API_RATE_LIMIT_BURST"] = str(max(1, int(args.rate_limit)))
+    figures = []
+    with uvicorn_server(BARE_APP) as (bare_url, _, _bare):
+        for processes in runs(args):
+            figures.append(measure(args.stack, processes, env, bare_url, args))
+    first = figures[0]["job_view"]["ok_per_s"]
+    report = {
+        "stack": args.stack,
+        "cpus": os.cpu_count(),
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "rate_limit": (
+            f"{args.rate_limit:g}/s per principal, shared through Redis"
+            if args.rate_limit
+            else "off (JETSPARK_API_RATE_LIMIT_PER_S=0)"
+        ),
+        "load_generator": "wrk" if wrk.available() else "httpx",
+        "runs": figures,
+        "job_view_scaling": {
+            f"{run['api_processes']} vs {figures[0]['api_processes']}": round(
+                run["job_view"]["ok_per_s"] / first, 3
+            )
+            for run in figures[1:]
+        },
     }
     print(json.dumps(report, indent=2))
 
