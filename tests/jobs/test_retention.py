@@ -3,6 +3,7 @@ every row and key of theirs; named snapshots stay; sweepers never collide."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -195,3 +196,28 @@ def test_a_workers_turn_sweeps_with_its_settings(
     worker.step()
     assert not _exists(session, old.id) and _exists(session, recent.id)
     assert redis_keys_of(redis_client, keys, old.id) == set()
+
+
+def test_sweepers_racing_delete_each_due_job_once(
+    sessions: sessionmaker[Session], session: Session, redis_client: redis.Redis, keys: Keys
+) -> None:
+    """Several workers (each API process or worker its own PostgreSQL session) sweeping at
+    the same moment: every due job is deleted by exactly one of them, none fails."""
+    policy = Policy(ttl=Policy.of(TTL).ttl, max_jobs=0, batch=3)
+    made = [_seed(session, redis_client, keys, JobStatus.COMPLETED, 7200 * S) for _ in range(12)]
+    deleted: list[int] = []
+    start = threading.Barrier(4)
+
+    def sweeper() -> None:
+        start.wait()
+        with sessions() as own:
+            for _ in range(40):
+                deleted.append(sweep(own, redis_client, keys, policy, NOW))
+
+    threads = [threading.Thread(target=sweeper) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sum(deleted) == len(made)
+    assert not any(_exists(session, j) for j in made)
