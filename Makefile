@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-scale bench-snapshot-store bench-latency bench-webhooks install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults clean
+.PHONY: examples bench-scale bench-snapshot-store bench-latency bench-webhooks install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ client: openapi
 
 bench: install
 	$(BIN)/python -m bench.status_reads
+
+# The API's own cost per request: wrk on a bare FastAPI app, jetspark's /healthz and a job view.
+bench-api: install
+	$(BIN)/python -m bench.api_overhead
 
 # `jetspark up` in a temporary home: seconds to /readyz and to warm workers, idle memory.
 bench-stack: install
