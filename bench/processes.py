@@ -10,7 +10,6 @@ raise ``SystemExit`` in the main thread instead.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -22,6 +21,11 @@ from pathlib import Path
 from types import FrameType
 
 import httpx
+
+from tests.live_server import free_port
+from tests.live_server import stop_process as terminate
+
+__all__ = ["exit_on_sigterm", "free_port", "terminate", "uvicorn_server", "wait_ready"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,27 +39,6 @@ def exit_on_sigterm() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def terminate(process: subprocess.Popen[bytes], *, grace_s: float = 30.0) -> None:
-    """SIGTERM, then SIGKILL of its whole process group after ``grace_s``; waits for it."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.kill()
-        process.wait(timeout=10)
 
 
 def wait_ready(

@@ -61,17 +61,21 @@ def database(server_database_url: str) -> Iterator[str]:
         yield url
 
 
-@contextmanager
-def two_apis(
-    database: str, redis_url: str, log_dir: Path, **settings: str
-) -> Iterator[tuple[ApiProcess, ApiProcess]]:
-    env = {
+def api_env(database: str, redis_url: str, **settings: str) -> dict[str, str]:
+    """What API processes of one service share, and ``settings``."""
+    return {
         "JETSPARK_DATABASE_URL": database,
         "JETSPARK_REDIS_URL": redis_url,
         "JETSPARK_REDIS_NAMESPACE": f"apis-{uuid.uuid4().hex[:8]}",
         "JETSPARK_API_PRINCIPALS": ",".join(f"{n}:{t}" for n, t in TOKENS.items()),
-        "JETSPARK_RETENTION_ENABLED": "false",
     } | settings
+
+
+@contextmanager
+def two_apis(
+    database: str, redis_url: str, log_dir: Path, **settings: str
+) -> Iterator[tuple[ApiProcess, ApiProcess]]:
+    env = api_env(database, redis_url, **settings)
     with ExitStack() as stack:
         first = stack.enter_context(api_process(env, log_dir))
         second = stack.enter_context(api_process(env, log_dir))
@@ -250,13 +254,7 @@ def test_the_rate_limit_is_one_budget_across_processes(
 def test_jetspark_api_workers_starts_that_many_processes_on_one_port(
     database: str, redis_url: str, tmp_path: Path
 ) -> None:
-    env = {
-        "JETSPARK_DATABASE_URL": database,
-        "JETSPARK_REDIS_URL": redis_url,
-        "JETSPARK_REDIS_NAMESPACE": f"apis-{uuid.uuid4().hex[:8]}",
-        "JETSPARK_API_PRINCIPALS": ",".join(f"{n}:{t}" for n, t in TOKENS.items()),
-        "JETSPARK_API_RATE_LIMIT_PER_S": "0",
-    }
+    env = api_env(database, redis_url, JETSPARK_API_RATE_LIMIT_PER_S="0")
     engine = make_engine(database, pool_size=1)
 
     def listening() -> int:
