@@ -113,18 +113,14 @@ addresses many times a second, and the answer costs nothing."""
 class RateLimit:
     """The rate limit per authenticated principal (per client address for requests without
     a valid token), shared by every API process through Redis
-    (``jetspark.tenants.rate_limit``); off when ``limiter`` is None.
+    (``jetspark.tenants.rate_limit``). Installed only when a limit is set.
 
     Keyed on who the token authenticates as, not on the ``Authorization`` text: spelling
     "Bearer" eight ways is still one principal.
     """
 
     def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        limiter: SharedRateLimit | None,
-        principals: PrincipalDirectory,
+        self, app: ASGIApp, *, limiter: SharedRateLimit, principals: PrincipalDirectory
     ) -> None:
         self.app = app
         self.limiter = limiter

@@ -262,7 +262,9 @@ async def get_job(
     return _view_response(view, if_none_match)
 
 
-router.add_api_route(
+views = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
+"""The job view alone: routed before every other router (clients poll it)."""
+views.add_api_route(
     "/jobs/{job_id}",
     get_job,
     methods=["GET"],

@@ -15,6 +15,7 @@ import contextlib
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,8 +152,13 @@ class SharedConnectionSlots:
         except (redis.RedisError, OSError) as error:  # its lease runs out instead
             log.warning("event-stream slot not released", key=key, error=str(error)[:200])
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.get_running_loop().create_task(work)
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the app is shutting down: the member's lease runs out instead
+            work.close()
+            return
+        task = loop.create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
