@@ -251,7 +251,7 @@ def test_the_rate_limit_is_one_budget_across_processes(
             assert (anonymous_a, anonymous_b)[n % 2].get("/healthz").status_code == 200
 
 
-def test_jetspark_api_workers_starts_that_many_processes_on_one_port(
+def test_jetspark_api_workers_serves_one_port_from_that_many_processes(
     database: str, redis_url: str, tmp_path: Path
 ) -> None:
     env = api_env(database, redis_url, JETSPARK_API_RATE_LIMIT_PER_S="0")
@@ -277,6 +277,18 @@ def test_jetspark_api_workers_starts_that_many_processes_on_one_port(
             poll(lambda: listening() == before + 3, what="three LISTEN connections")
             with client(api) as http:
                 assert http.get("/v1/jobs").status_code == 200
+            # One dies (SIGKILL): the others go on serving, and uvicorn starts another.
+            serving[0].kill()
+            with client(api) as http:
+                assert http.get("/v1/jobs").status_code == 200
+            poll(
+                lambda: len(serving_processes(api.process.pid)) == 3,
+                what="a new process in place of the dead one",
+                deadline_s=60,
+            )
+            assert serving[0].pid not in {p.pid for p in serving_processes(api.process.pid)}
+            poll(lambda: listening() == before + 3, what="its LISTEN connection", deadline_s=60)
+            serving = serving_processes(api.process.pid)
         assert not [p for p in serving if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     finally:
         engine.dispose()
