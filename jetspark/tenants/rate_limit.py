@@ -31,6 +31,8 @@ log = structlog.get_logger("jetspark.rate_limit")
 
 FALLBACK_S = 1.0
 """After Redis failed, limit in memory for this long before asking Redis again."""
+MAX_REFUSED = 100_000
+"""Refusals remembered per process at most."""
 TIMEOUT_S = 1.0
 """A call to the shared limiter that takes longer than this (twice as long to connect)
 counts as Redis being down."""
@@ -128,11 +130,19 @@ class SharedRateLimit:
         self.local = LocalBuckets(per_s=per_s, burst=burst)
         self.local_until = 0.0
         """Until when (monotonic) the limit is kept in memory after Redis failed."""
+        self.refused_until: dict[str, float] = {}
+        """Callers refused by Redis, and until when (monotonic) their buckets stay empty."""
         self.outage = OutageLog("shared rate limit (kept per process meanwhile)", log)
 
     async def allow(self, who: str) -> Decision:
         """May ``who`` (``p:<principal>`` or ``a:<address>``) make a request now?"""
-        if time.monotonic() < self.local_until:
+        now = time.monotonic()
+        until = self.refused_until.get(who)
+        if until is not None:
+            if now < until:  # what Redis would answer: a refusal changes no bucket
+                return Decision(False, _retry_after(until - now))
+            del self.refused_until[who]
+        if now < self.local_until:
             return self.local.allow(who)
         try:
             allowed, wait_us = await self.script(
@@ -145,7 +155,20 @@ class SharedRateLimit:
         self.outage.recovered()
         if int(allowed):
             return Decision(True, 0)
-        return Decision(False, _retry_after(int(wait_us) / 1e6))
+        wait_s = int(wait_us) / 1e6
+        self._refuse_until(who, time.monotonic() + wait_s)
+        return Decision(False, _retry_after(wait_s))
+
+    def _refuse_until(self, who: str, until: float) -> None:
+        """Refuse ``who`` here until ``until`` without asking Redis: no request of anyone's,
+        on any process, can make its bucket allow one sooner. A caller flooding the API is
+        so refused at no Redis round trip. Bounded like the local buckets."""
+        if len(self.refused_until) >= MAX_REFUSED:
+            now = time.monotonic()
+            self.refused_until = {w: t for w, t in self.refused_until.items() if t > now}
+            if len(self.refused_until) >= MAX_REFUSED:
+                self.refused_until.clear()  # forgetting a refusal only costs a round trip
+        self.refused_until[who] = until
 
     async def aclose(self) -> None:
         await self.client.aclose()

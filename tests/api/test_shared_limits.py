@@ -85,6 +85,16 @@ def test_the_shared_limit_is_the_token_bucket_it_replaced(redis_url: str) -> Non
         await asyncio.sleep(0.25)  # one interval (0.2 s) and a margin: one more request
         assert [(await limit.allow("p:x")).allowed for _ in range(2)] == [True, False]
         assert (await limit.allow("p:y")).allowed  # another caller, another bucket
+
+        # A refused caller is refused here until its bucket refills, without asking Redis.
+        async def unreachable(**_: object) -> None:
+            raise AssertionError("Redis asked while the answer was known")
+
+        asked, limit.script = limit.script, unreachable
+        assert not (await limit.allow("p:x")).allowed
+        limit.script = asked
+        await asyncio.sleep(0.25)
+        assert (await limit.allow("p:x")).allowed
         await client.aclose()
 
     asyncio.run(scenario())
