@@ -8,8 +8,9 @@ named by ``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL`` or embedded ones) or
 ``jetspark up --workers 1 --api-workers N`` (``--stack up``), submits jobs, then loads one
 job's view (``GET /v1/jobs/{id}`` with a token, as pollers do) and jetspark's ``/healthz``
 with ``wrk`` (``bench.wrk``: only 2xx answers counted; a 429 or a 503 is not a read). The
-baseline, loaded the same way in the same run, is ``/healthz`` of a bare FastAPI app
-(``bench.bare_app``) under the same uvicorn, one process.
+baseline, loaded the same way just before, is ``/healthz`` of a bare FastAPI app
+(``bench.bare_app``) under the same uvicorn in as many processes: its own 2-vs-1 scaling says
+what a second process can give on the machine at that moment (on a shared machine, little).
 
 The rate limit is off by default (``--rate-limit 0``): one token loading the server would
 measure the limit (with the default 50/s, about 91% of wrk's answers were 429s). Give
@@ -60,10 +61,14 @@ def the_stack(kind: str, processes: int, env: dict[str, str]) -> AbstractContext
 
 
 def measure(
-    kind: str, processes: int, env: dict[str, str], bare_url: str, args: argparse.Namespace
+    kind: str, processes: int, env: dict[str, str], args: argparse.Namespace
 ) -> dict[str, Any]:
-    """One deployment: its figures, and the bare app's loaded just before its reads."""
-    with the_stack(kind, processes, env) as stack:
+    """One deployment: its figures, and those of the bare app in as many processes, loaded
+    just before its reads (what that many processes can give on this machine now)."""
+    with (
+        uvicorn_server(BARE_APP, workers=processes) as (bare_url, _, _bare),
+        the_stack(kind, processes, env) as stack,
+    ):
         time.sleep(3)  # let the stack settle before reading its idle memory
         idle_rss_mib = stack.rss_bytes() / 2**20
         subs, job_id = submissions_per_s(stack)
@@ -114,11 +119,17 @@ def main(argv: list[str] | None = None) -> None:
     env = {"JETSPARK_API_RATE_LIMIT_PER_S": f"{args.rate_limit:g}"}
     if args.rate_limit:
         env["JETSPARK_API_RATE_LIMIT_BURST"] = str(max(1, int(args.rate_limit)))
-    figures = []
-    with uvicorn_server(BARE_APP) as (bare_url, _, _bare):
-        for processes in runs(args):
-            figures.append(measure(args.stack, processes, env, bare_url, args))
-    first = figures[0]["job_view"]["ok_per_s"]
+    figures = [measure(args.stack, processes, env, args) for processes in runs(args)]
+
+    def scaling(figure: str) -> dict[str, float]:
+        first = figures[0][figure]["ok_per_s"]
+        return {
+            f"{run['api_processes']} vs {figures[0]['api_processes']}": round(
+                run[figure]["ok_per_s"] / first, 3
+            )
+            for run in figures[1:]
+        }
+
     report = {
         "stack": args.stack,
         "cpus": os.cpu_count(),
@@ -131,12 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         ),
         "load_generator": "wrk" if wrk.available() else "httpx",
         "runs": figures,
-        "job_view_scaling": {
-            f"{run['api_processes']} vs {figures[0]['api_processes']}": round(
-                run["job_view"]["ok_per_s"] / first, 3
-            )
-            for run in figures[1:]
-        },
+        "job_view_scaling": scaling("job_view"),
+        "bare_fastapi_scaling": scaling("bare_fastapi_healthz"),
     }
     print(json.dumps(report, indent=2))
 
