@@ -9,8 +9,10 @@ transaction must share a hash slot):
 - snapshot state: ``<ns>:{p<partition>}:...``, a tag per partition, so partitions spread
   over the primaries as the seeds' partitioned map spreads over members;
 - users' maps and streams: ``<ns>:user:<principal>:...``, placed by their whole name;
-- the API's per-caller counters shared by its processes (rate-limit buckets, open event
-  streams): ``<ns>:api:...``, each used alone by a script, placed by its whole name.
+- the API's per-caller counters shared by its processes: open event streams
+  ``<ns>:api:sse:<principal>``, each used alone by a script, placed by its whole name; and
+  rate-limit buckets under one hash tag ``{<ns>:rate}``, checked many at a time by one
+  script (one slot: on a Redis Cluster, one node serves the rate limit).
 """
 
 from __future__ import annotations
@@ -110,8 +112,9 @@ class Keys:
     def rate_limit(self, rule: str, caller: str) -> str:
         """A caller's bucket under one rate rule (``jetspark.tenants.rate_limit``): ``rule``
         is ``<per second>/<burst>``, so processes configured alike share it; ``caller`` is
-        ``p:<principal>`` or ``a:<client address>``."""
-        return f"{self.namespace}:api:rate:{rule}:{caller}"
+        ``p:<principal>`` or ``a:<client address>``. Every bucket shares the hash tag
+        ``{<ns>:rate}``: one script call checks the buckets of many requests at once."""
+        return f"{self.namespace}:api:{{{self.namespace}:rate}}:{rule}:{caller}"
 
     def event_streams(self, principal: str) -> str:
         """Sorted set of the event streams ``principal`` holds open in any API process, each

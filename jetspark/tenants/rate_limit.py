@@ -1,7 +1,8 @@
 """The request rate limit per principal, shared by every API process through Redis.
 
 GCRA (the generic cell rate algorithm: a token bucket kept as one timestamp) in one Lua
-script, one round trip per request, on Redis's clock: a principal gets its configured rate
+script, one round trip per request (the requests of one event loop turn share it), on
+Redis's clock: a principal gets its configured rate
 and burst whichever API process, on whichever host, answers it. A bucket's key expires when
 the bucket would be full again, so Redis holds only the clients active within one refill.
 
@@ -14,6 +15,7 @@ request more than one timeout.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
@@ -42,22 +44,31 @@ local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
-if tat < now then tat = now end
-local allowed_at = tat + interval - burst * interval
-if allowed_at > now then
-  return {0, allowed_at - now}
+local answers = {}
+for i, key in ipairs(KEYS) do
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local allowed_at = tat + interval - burst * interval
+  if allowed_at > now then
+    answers[2 * i - 1] = 0
+    answers[2 * i] = allowed_at - now
+  else
+    local new_tat = tat + interval
+    redis.call('SET', key, string.format('%.0f', new_tat), 'PX',
+               math.ceil((new_tat - now) / 1000) + 1)
+    answers[2 * i - 1] = 1
+    answers[2 * i] = 0
+  end
 end
-local new_tat = tat + interval
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX',
-           math.ceil((new_tat - now) / 1000) + 1)
-return {1, 0}
+return answers
 """
-"""KEYS[1]: the bucket; ARGV: microseconds per request, burst. Returns {allowed, wait_us}.
+"""KEYS: the buckets of the requests asked about together (a key may come more than once);
+ARGV: microseconds per request, burst. Returns allowed (1/0) and microseconds to wait, per
+key, in order.
 
-The key holds the theoretical arrival time (TAT) of the next request in microseconds of
-Redis's clock: a request is allowed when TAT lies less than ``burst`` intervals ahead of now,
-and then moves TAT one interval on. ``burst`` requests at once, then one per interval:
+A key holds the theoretical arrival time (TAT) of its caller's next request in microseconds
+of Redis's clock: a request is allowed when TAT lies less than ``burst`` intervals ahead of
+now, and then moves TAT one interval on. ``burst`` requests at once, then one per interval:
 exactly the token bucket it replaces."""
 
 
@@ -115,7 +126,12 @@ def limiter_client(url: str, *, cluster: bool) -> AsyncRedisClient:
 
 
 class SharedRateLimit:
-    """``per_s`` requests per second and ``burst`` at once per caller, across processes."""
+    """``per_s`` requests per second and ``burst`` at once per caller, across processes.
+
+    The requests an event loop turn asks about go to Redis together, in one script call
+    (under load, many arrive at once): one round trip and one system call pair for them all
+    instead of one per request.
+    """
 
     def __init__(self, client: AsyncRedisClient, keys: Keys, *, per_s: float, burst: int) -> None:
         self.client = client
@@ -132,6 +148,9 @@ class SharedRateLimit:
         """Until when (monotonic) the limit is kept in memory after Redis failed."""
         self.refused_until: dict[str, float] = {}
         """Callers refused by Redis, and until when (monotonic) their buckets stay empty."""
+        self.asking: list[tuple[str, asyncio.Future[tuple[int, int]]]] = []
+        """Callers of this loop turn, to ask Redis about together."""
+        self.calls: set[asyncio.Task[None]] = set()
         self.outage = OutageLog("shared rate limit (kept per process meanwhile)", log)
 
     async def allow(self, who: str) -> Decision:
@@ -145,19 +164,51 @@ class SharedRateLimit:
         if now < self.local_until:
             return self.local.allow(who)
         try:
-            allowed, wait_us = await self.script(
-                keys=[self.keys.rate_limit(self.rule, who)], args=[self.interval_us, self.burst]
-            )
+            allowed, wait_us = await self._ask(who)
         except (redis.RedisError, OSError) as error:
             self.outage.failed(error)
             self.local_until = time.monotonic() + FALLBACK_S
             return self.local.allow(who)
         self.outage.recovered()
-        if int(allowed):
+        if allowed:
             return Decision(True, 0)
-        wait_s = int(wait_us) / 1e6
+        wait_s = wait_us / 1e6
         self._refuse_until(who, time.monotonic() + wait_s)
         return Decision(False, _retry_after(wait_s))
+
+    def _ask(self, who: str) -> asyncio.Future[tuple[int, int]]:
+        """Redis's answer for ``who``, asked with the other callers of this loop turn."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[tuple[int, int]] = loop.create_future()
+        self.asking.append((who, answer))
+        if len(self.asking) == 1:  # the first of this turn: ask once the turn's others came
+            loop.call_soon(self._send)
+        return answer
+
+    def _send(self) -> None:
+        asking, self.asking = self.asking, []
+        call = asyncio.get_running_loop().create_task(self._call(asking))
+        self.calls.add(call)
+        call.add_done_callback(self.calls.discard)
+
+    async def _call(self, asking: list[tuple[str, asyncio.Future[tuple[int, int]]]]) -> None:
+        try:
+            flat = await self.script(
+                keys=[self.keys.rate_limit(self.rule, who) for who, _ in asking],
+                args=[self.interval_us, self.burst],
+            )
+        except Exception as error:  # each caller decides what an outage means for it
+            for _, answer in asking:
+                if not answer.done():
+                    answer.set_exception(error)
+            return
+        except BaseException:  # cancelled: the app is stopping
+            for _, answer in asking:
+                answer.cancel()
+            raise
+        for index, (_, answer) in enumerate(asking):
+            if not answer.done():  # a caller that went away meanwhile is not answered
+                answer.set_result((int(flat[2 * index]), int(flat[2 * index + 1])))
 
     def _refuse_until(self, who: str, until: float) -> None:
         """Refuse ``who`` here until ``until`` without asking Redis: no request of anyone's,

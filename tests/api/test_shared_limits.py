@@ -134,3 +134,32 @@ def test_without_redis_each_process_limits_and_counts_on_its_own(database_url: s
         assert first.status_code == 200  # status events come from PostgreSQL alone
         with http.stream("GET", "/v1/events") as second:
             assert second.status_code == 429
+
+
+def test_requests_asked_about_together_share_one_script_call(redis_url: str) -> None:
+    """Concurrent requests (many callers, one caller many times) go to Redis in one call and
+    get exactly what one at a time would."""
+    keys = Keys(f"rate-{uuid.uuid4().hex[:8]}")
+
+    async def scenario() -> None:
+        client = connect_async(redis_url, cluster=False, decode_responses=True)
+        limit = SharedRateLimit(client, keys, per_s=0.01, burst=3)
+        calls = 0
+        script = limit.script
+
+        async def counted(**arguments: object) -> object:
+            nonlocal calls
+            calls += 1
+            return await script(**arguments)
+
+        limit.script = counted
+        callers = ["p:a"] * 5 + ["p:b"] * 2 + ["a:10.0.0.1"] * 4
+        decisions = await asyncio.gather(*(limit.allow(who) for who in callers))
+        assert calls == 1
+        allowed: dict[str, int] = {}
+        for who, decision in zip(callers, decisions, strict=True):
+            allowed[who] = allowed.get(who, 0) + decision.allowed
+        assert allowed == {"p:a": 3, "p:b": 2, "a:10.0.0.1": 3}
+        await client.aclose()
+
+    asyncio.run(scenario())
