@@ -88,7 +88,8 @@ def create_app(
     ``.env`` costs more than answering a request); a test that needs other settings builds
     an app with them.
     """
-    database_url = database_url or DatabaseSettings().url
+    database = DatabaseSettings()
+    database_url = database_url or database.url
     redis_settings = RedisSettings()
     redis_url = redis_url or redis_settings.url
     if not database_url or not redis_url:
@@ -101,7 +102,7 @@ def create_app(
     principals = PrincipalDirectory.of_settings(
         tokens=settings.tokens, principals=tenants.api_principals, admins=tenants.api_admins
     )
-    engine = make_engine(database_url, pool_size=DatabaseSettings().pool_size)
+    engine = make_engine(database_url, pool_size=database.pool_size)
     listener = JobChangeListener(
         _libpq_dsn(database_url), cache_max_age_s=settings.view_cache_max_age_s
     )
