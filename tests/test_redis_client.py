@@ -35,6 +35,26 @@ def test_the_setting_picks_the_client(
     assert "Cluster" in type(connect_async(redis_cluster.url)).__name__
 
 
+def test_a_cluster_url_names_every_node_so_a_lost_one_is_not_the_only_contact(
+    redis_cluster: RedisClusterServers,
+) -> None:
+    """What a worker hands its jobs (``url_of``) lists the nodes it knows; a client made
+    from a URL whose first nodes are gone (nothing listens on port 1) reaches the cluster
+    through the next."""
+    known = connect(redis_cluster.url, cluster=True)
+    url = url_of(known)
+    assert all(f"127.0.0.1:{n.port}" in url for n in redis_cluster.running)
+    live = redis_cluster.running[-1].port
+    for listed in (f"redis://127.0.0.1:1,127.0.0.1:{live}/0", url.replace("//", "//127.0.0.1:1,")):
+        client = connect(listed, cluster=True)
+        assert isinstance(client, RedisCluster) and client.ping()
+        assert len(client.get_nodes()) == len(redis_cluster.running)  # type: ignore[no-untyped-call]
+        client.close()
+    with pytest.raises(ValueError, match="'nohost' is not host:port"):
+        connect(f"redis://127.0.0.1:{live},nohost/0", cluster=True)
+    known.close()
+
+
 def test_control_plane_keys_share_a_slot_and_partitions_spread() -> None:
     keys, job = Keys("ns"), uuid.uuid4()
     control = [

@@ -133,7 +133,9 @@ def _typed(expression: str, known: tuple[tuple[str, str], ...], explode: bool) -
         if explode:
             tree = exp.Explode(this=tree)
         query = exp.select(exp.alias_(tree, "k")).from_(_TABLE)
-        typed = annotate_types(qualify(query, schema=schema, dialect="spark"), schema=schema)
+        typed = annotate_types(
+            qualify(query, schema=schema, dialect="spark"), schema=schema, dialect="spark"
+        )
         return _kind_of(typed.selects[0].type)
     except Exception:  # sqlglot raises many error types on what it cannot resolve: unknown
         return None

@@ -8,6 +8,7 @@ record of a vertex); ``tests/worker/test_streaming.py`` restores a real one, res
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import uuid
 from collections.abc import Callable
@@ -216,3 +217,51 @@ def test_an_older_snapshot_is_checked_with_its_jobs_dag_or_its_state_schema(
         submit(changed(name, key_as_text))
     db_session.rollback()
     submit(changed(name, lambda b: edge(b).update(key="seq")))
+
+
+def kinds_of(vertices: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
+    """The key kinds ``state_shape`` records of the DAG's vertex named ``state``."""
+    spec = JobSpec.model_validate({"name": "k", "dag": {"vertices": vertices, "edges": edges}})
+    found: dict[str, Any] = state_shape(spec, "state")["key_types"]
+    return found
+
+
+def into_state(source: dict[str, Any], *steps: dict[str, Any], key: str) -> dict[str, Any]:
+    """``source`` -> ``steps`` -> an aggregate ``state`` keyed by ``key`` over a partitioned
+    edge keyed the same."""
+    chain = [{"name": "src", **source}] + [{"name": f"s{i}", **s} for i, s in enumerate(steps)]
+    state = {"name": "state", "processor": "aggregate",
+             "params": {"key": key, "aggregations": {"n": "count(*)"}}}  # fmt: skip
+    names = [v["name"] for v in chain] + ["state"]
+    edges: list[dict[str, Any]] = [{"from": a, "to": b} for a, b in itertools.pairwise(names)]
+    edges[-1].update(routing="partitioned", key=key)
+    return kinds_of([*chain, state], edges)
+
+
+ITEMS = {"processor": "source.items", "params": {"items": [{"w": "a", "n": 1, "x": 0.5}]}}
+
+
+@pytest.mark.parametrize(
+    ("source", "steps", "key", "expected"),
+    [
+        (ITEMS, [], "w", "string"),
+        (ITEMS, [], "n", "integer"),
+        (ITEMS, [], "x", "fractional"),
+        (ITEMS, [], "n / 2", "fractional"),
+        (ITEMS, [], "concat(w, n)", "string"),
+        (ITEMS, [{"processor": "map", "params": {"select": {"w": "length(w)"}}}], "w", "integer"),
+        (
+            {"processor": "source.files", "params": {"path": "in", "format": "text"}},
+            [{"processor": "flat_map", "params": {"explode": "split(line, ' ')", "as": "word"}}],
+            "word",
+            "string",
+        ),
+        ({"processor": "source.sequence", "params": {"count": 3}}, [], "seq % 5", "integer"),
+        ({"processor": "source.files", "params": {"path": "in", "format": "csv"}}, [], "a", None),
+        (ITEMS, [], "no_such_field", None),
+    ],
+)
+def test_key_kinds_are_told_from_the_dag_where_it_can_tell(
+    source: dict[str, Any], steps: list[dict[str, Any]], key: str, expected: str | None
+) -> None:
+    assert into_state(source, *steps, key=key) == {"key": expected, "edge 0 key": expected}
