@@ -37,6 +37,35 @@ CLUSTER_RETRIES = 6
 failed or a slot moved (a failover takes about ``cluster-node-timeout`` plus an election)."""
 
 
+class _Cluster(RedisCluster):
+    """redis-py's cluster client, but one whose default node being lost for good does not
+    stop it: redis-py asks its default node for the keys of a command whose keys move
+    (``COMMAND GETKEYS``: XREADGROUP, XREAD...) before, and outside, its own failover
+    handling, so every such command failed for as long as that node stayed dead (a worker
+    could read its queue no more). On such a failure the topology is read afresh, which
+    picks a default node among the primaries there are, and the keys are asked again."""
+
+    def _get_command_keys(self, *args: Any) -> Any:
+        try:
+            return super()._get_command_keys(*args)  # type: ignore[no-untyped-call]
+        except (redis.ConnectionError, redis.TimeoutError):
+            self.nodes_manager.initialize()
+            return super()._get_command_keys(*args)  # type: ignore[no-untyped-call]
+
+
+class _AsyncCluster(AsyncRedisCluster):
+    """The asyncio twin of ``_Cluster``: its parser of commands asks the default node it was
+    given at the last topology read."""
+
+    async def _determine_slot(self, command: str, *args: Any) -> int:
+        try:
+            return await super()._determine_slot(command, *args)
+        except (redis.ConnectionError, redis.TimeoutError):
+            await self.nodes_manager.initialize()
+            await self.commands_parser.initialize(self.nodes_manager.default_node)
+            return await super()._determine_slot(command, *args)
+
+
 def cluster_mode() -> bool:
     """``JETSPARK_REDIS_CLUSTER``: whether the configured Redis is a Redis Cluster."""
     return RedisSettings().cluster
@@ -58,7 +87,7 @@ def connect(url: str, *, cluster: bool | None = None, **options: Any) -> RedisCl
                 ClusterNode(host, port)  # type: ignore[no-untyped-call]
                 for host, port in others
             ]
-        return RedisCluster.from_url(first, **options)
+        return _Cluster.from_url(first, **options)
     return redis.Redis.from_url(url, **options)
 
 
@@ -70,7 +99,7 @@ def connect_async(url: str, *, cluster: bool | None = None, **options: Any) -> A
         first, others = _first_and_others(url)
         if others:
             options["startup_nodes"] = [AsyncClusterNode(host, port) for host, port in others]
-        return AsyncRedisCluster.from_url(first, **options)
+        return _AsyncCluster.from_url(first, **options)
     return aioredis.Redis.from_url(url, **options)
 
 
