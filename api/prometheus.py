@@ -1,5 +1,6 @@
-"""Prometheus ``/metrics``: HTTP requests, jobs by status, worker heartbeats, and per vertex
-of each running job its items, backpressure, coalesced watermark and lag.
+"""Prometheus ``/metrics``: HTTP requests, jobs by status, worker heartbeats, jobs whose
+snapshots are under-replicated, and per vertex of each running job its items, backpressure,
+coalesced watermark and lag.
 
 Each app has its own registry (tests build several apps in one process). Request metrics are
 counted by a pure ASGI middleware, labelled with the route *template* so ids never explode
@@ -25,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jetspark.cli.supervisor import read_restarts
 from jetspark.db.tables import Job
+from jetspark.jobs.snapshots import REPLICATION, under_replicated_jobs
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 from jetspark.metrics.report import JobMetrics, now_ms
 from jetspark.queue.keys import Keys
@@ -133,6 +135,7 @@ class JobServerCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield self._supervisor_restarts()
         yield self._jobs_by_status()
+        yield from self._under_replicated()
         yield from self._worker_heartbeats()
         yield from self._running_vertices()
 
@@ -187,6 +190,26 @@ class JobServerCollector(Collector):
         for status in JobStatus:
             family.add_metric([status.value], counts.get(status.value, 0))
         return family
+
+    def _under_replicated(self) -> Iterable[Metric]:
+        """Jobs whose last snapshot lacks backups (a Redis node lost), and per job how many."""
+        with self.sessions() as session:
+            count, jobs = under_replicated_jobs(session, limit=500)
+        yield GaugeMetricFamily(
+            "jetspark_jobs_under_replicated",
+            "Unfinished jobs whose last snapshot has fewer Redis replicas than backup_count",
+            value=count,
+        )
+        missing = GaugeMetricFamily(
+            "jetspark_job_snapshot_backups_missing",
+            "backup_count minus the fewest replicas any primary gave the job's last snapshot",
+            labels=["job"],
+        )
+        for job in jobs:
+            entry = (job.last_snapshot or {}).get(REPLICATION, {})
+            gap = int(entry.get("backup_count", 0)) - int(entry.get("replicas", 0))
+            missing.add_metric([str(job.id)], gap)
+        yield missing
 
     def _worker_heartbeats(self) -> Iterable[Metric]:
         family = GaugeMetricFamily(

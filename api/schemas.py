@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from jetspark.dag.plan import EdgePlan, ExecutionPlan
 from jetspark.db.tables import Job, JobTransition
+from jetspark.jobs.snapshots import under_replication
 from jetspark.jobs.status import JobStatus
 
 
@@ -58,6 +59,20 @@ class Timings(BaseModel):
     finished: datetime | None = None
 
 
+class UnderReplication(BaseModel):
+    """The job's last snapshot has fewer backups than ``config.backup_count``: a Redis node
+    that held them is lost. The job goes on; the next snapshot after replicas are back has
+    them all again, and this is cleared."""
+
+    backup_count: int
+    replicas: int
+    """The fewest replicas any primary written to acknowledged."""
+    since: datetime | None
+    """When the job's snapshots became under-replicated."""
+    short: dict[str, int] = {}
+    """Each primary (``host:port``) with fewer than ``backup_count`` replicas: how many."""
+
+
 class JobView(BaseModel):
     """A job as clients see it."""
 
@@ -75,6 +90,9 @@ class JobView(BaseModel):
     progress: Progress
     vertex_counts: dict[str, Any] | None
     last_snapshot: dict[str, Any] | None = None
+    under_replicated: UnderReplication | None = None
+    """Set while the job's last snapshot lacks backups (a lost Redis node), until one has
+    them all again; None for a finished job."""
     plan: dict[str, Any] | None
     timings: Timings | None = None
     """Set once an attempt ended (COMPLETED or FAILED)."""
@@ -107,9 +125,15 @@ class JobView(BaseModel):
             progress=Progress(items_in=job.items_in, items_out=job.items_out),
             vertex_counts=job.vertex_counts,
             last_snapshot=job.last_snapshot,
+            under_replicated=_under_replicated(job),
             plan=job.plan,
             timings=Timings.model_validate(job.timings) if job.timings else None,
         )
+
+
+def _under_replicated(job: Job) -> UnderReplication | None:
+    entry = under_replication(job)
+    return None if entry is None else UnderReplication.model_validate(entry)
 
 
 class JobPage(BaseModel):
@@ -165,7 +189,10 @@ class PartitionView(BaseModel):
 
 class Health(BaseModel):
     status: str
+    """``ok``, or ``degraded`` while serving with something short (jobs under-replicated)."""
     checks: dict[str, str] = {}
+    detail: str | None = None
+    """What is degraded, when something is."""
 
 
 class TransitionView(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
@@ -58,15 +59,30 @@ def placement(client: RedisClient, partition: int) -> Placement:
 
 
 def _single(client: Any) -> tuple[StoreNode, list[StoreNode]]:
+    return StoreNode(address_of(client)), replicas_of(client)
+
+
+def address_of(client: redis.Redis) -> str:
+    """``host:port`` of the one server ``client`` talks to."""
     kwargs = client.connection_pool.connection_kwargs
-    primary = StoreNode(f"{kwargs.get('host', '127.0.0.1')}:{kwargs.get('port', 6379)}")
+    return f"{kwargs.get('host', '127.0.0.1')}:{kwargs.get('port', 6379)}"
+
+
+def replicas_of(client: redis.Redis) -> list[StoreNode]:
+    """The replicas connected to the server ``client`` talks to (``INFO replication``),
+    each with its state (``online`` once in sync, ``wait_bgsave``/``send_bulk`` before)."""
     info: dict[str, Any] = client.info("replication")
-    replicas = [
+    return [
         StoreNode(f"{v['ip']}:{v['port']}", health=str(v.get("state")))
         for k, v in sorted(info.items())
         if k.startswith("slave") and isinstance(v, dict)
     ]
-    return primary, replicas
+
+
+def online_replicas(client: redis.Redis) -> int:
+    """How many replicas of the server ``client`` talks to are in sync: those a ``WAIT``
+    can count on."""
+    return sum(1 for replica in replicas_of(client) if replica.health == "online")
 
 
 def _get(mapping: Any, name: str) -> Any:

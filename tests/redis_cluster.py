@@ -203,19 +203,30 @@ class RedisClusterServers:
         )
 
     def wait_healthy(self, deadline_s: float = 60) -> None:
-        """Every running node says the cluster is ok, every primary has its replicas."""
+        """Every running node says the cluster is ok, every primary has its replicas, and
+        every node's ``CLUSTER SLOTS`` (what clients discover the cluster from) lists them
+        all: a replica is left out there until its replication offset has gone round."""
 
         def healthy() -> bool:
             for node in self.running:
                 info = node.cmd("CLUSTER", "INFO")
                 if "cluster_state:ok" not in str(info):
                     return False
-            return all(
+            primaries = self.primary_nodes()
+            if not all(
                 int(p.info("replication").get("connected_slaves", 0)) >= self.replicas
-                for p in self.primary_nodes()
-            )
+                for p in primaries
+            ):
+                return False
+            serving = {n.port for p in primaries for n in (p, *self.replicas_of(p))}
+            return all(self.listed_in_slots(node) == serving for node in self.running)
 
         poll(healthy, deadline_s=deadline_s, what="the cluster healthy")
+
+    @staticmethod
+    def listed_in_slots(node: Node) -> set[int]:
+        """The ports of the nodes ``node``'s ``CLUSTER SLOTS`` names (primaries, replicas)."""
+        return {int(entry[1]) for shard in node.cmd("CLUSTER", "SLOTS") for entry in shard[2:]}
 
     def node_at(self, port: int) -> Node:
         return next(n for n in self.nodes if n.port == port)

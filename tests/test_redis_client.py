@@ -3,7 +3,10 @@ layout the cluster's one-slot rule needs."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
+from typing import Any
 
 import pytest
 import redis
@@ -15,7 +18,7 @@ from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import connect, connect_async, fail_fast, url_of
 from jetspark.retry import is_outage
-from tests.redis_cluster import RedisClusterServers
+from tests.redis_cluster import RedisClusterServers, poll
 
 
 def test_the_setting_picks_the_client(
@@ -33,6 +36,26 @@ def test_the_setting_picks_the_client(
     assert len(cluster.get_nodes()) == len(redis_cluster.running)  # type: ignore[no-untyped-call]
     assert type(connect(redis_url, cluster=False)) is redis.Redis
     assert "Cluster" in type(connect_async(redis_cluster.url)).__name__
+
+
+def test_a_cluster_url_names_every_node_so_a_lost_one_is_not_the_only_contact(
+    redis_cluster: RedisClusterServers,
+) -> None:
+    """What a worker hands its jobs (``url_of``) lists the nodes it knows; a client made
+    from a URL whose first nodes are gone (nothing listens on port 1) reaches the cluster
+    through the next."""
+    known = connect(redis_cluster.url, cluster=True)
+    url = url_of(known)
+    assert all(f"127.0.0.1:{n.port}" in url for n in redis_cluster.running)
+    live = redis_cluster.running[-1].port
+    for listed in (f"redis://127.0.0.1:1,127.0.0.1:{live}/0", url.replace("//", "//127.0.0.1:1,")):
+        client = connect(listed, cluster=True)
+        assert isinstance(client, RedisCluster) and client.ping()
+        assert len(client.get_nodes()) == len(redis_cluster.running)  # type: ignore[no-untyped-call]
+        client.close()
+    with pytest.raises(ValueError, match="'nohost' is not host:port"):
+        connect(f"redis://127.0.0.1:{live},nohost/0", cluster=True)
+    known.close()
 
 
 def test_control_plane_keys_share_a_slot_and_partitions_spread() -> None:
@@ -72,6 +95,66 @@ def test_multi_key_work_runs_on_the_cluster(redis_cluster: RedisClusterServers) 
     assert entry.job_id == job
     stream.ack(client, keys, [entry.entry_id])
     assert client.xlen(keys.jobs_stream) == 0
+
+
+def test_commands_whose_keys_move_go_on_when_the_default_node_is_lost(
+    redis_cluster: RedisClusterServers,
+) -> None:
+    """redis-py asks a client's default node for the keys of XREADGROUP or XREAD; with that
+    node lost (here until the test ends, for good as far as the clients know), a worker's
+    queue reads and the API's event reads went on failing. Both clients read again once the
+    cluster has promoted the node's replica."""
+    keys, job = Keys(f"t-{uuid.uuid4().hex[:6]}"), uuid.uuid4()
+    client = fail_fast(redis_cluster.url, cluster=True)
+    assert isinstance(client, RedisCluster)
+    stream.ensure_group(client, keys)
+    stream.announce(client, keys, job)
+    victim = next(n for n in redis_cluster.primary_nodes() if n is not redis_cluster.nodes[0])
+    (replica,) = redis_cluster.replicas_of(victim)
+    events = keys.job_events(job)
+    client.xadd(events, {"n": "1"})
+
+    async def read_events(aclient: Any) -> list[Any]:
+        found: list[Any] = await aclient.xread({events: "0"}, count=1)
+        return found
+
+    async def scenario() -> None:
+        aclient: Any = connect_async(redis_cluster.url, cluster=True, decode_responses=True)
+        await aclient.initialize()
+        for which in (client, aclient):
+            which.set_default_node(which.get_node(host="127.0.0.1", port=victim.port))
+        assert await read_events(aclient)
+        victim.kill()
+        try:
+            poll(
+                lambda: replica.info("replication").get("role") == "master",
+                deadline_s=60,
+                what="the replica promoted",
+            )
+
+            def queue_read() -> bool:
+                try:
+                    (entry,) = stream.read_new(client, keys, "c", count=10, block_ms=100)
+                except redis.ConnectionError:
+                    return False
+                return entry.job_id == job
+
+            poll(queue_read, deadline_s=30, what="the queue read again")
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    assert await read_events(aclient)
+                    break
+                except redis.ConnectionError:
+                    assert time.monotonic() < deadline, "the events not read again"
+                    await asyncio.sleep(0.1)  # polling the cluster's state
+        finally:
+            await aclient.aclose()
+            victim.start()  # back, as a replica: the cluster is whole for the next tests
+            redis_cluster.wait_healthy()
+
+    asyncio.run(scenario())
+    client.close()
 
 
 @pytest.mark.parametrize(

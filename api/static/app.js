@@ -175,6 +175,13 @@ function showJobView(job) {
   $("job-name").textContent = job.name;
   $("job-status").textContent = job.status;
   $("job-status").className = `status ${job.status}`;
+  // A lost Redis node: the job goes on, its snapshots with fewer backups than asked for.
+  const short = job.under_replicated;
+  $("job-replication").hidden = !short;
+  $("job-replication").textContent = short
+    ? `under-replicated: ${short.replicas} of ${short.backup_count} backups` : "";
+  $("job-replication").title = short
+    ? Object.entries(short.short).map(([node, n]) => `${node} has ${n}`).join(", ") : "";
   $("job-id").textContent = job.id;
   $("job-attempt").textContent = job.attempt;
   $("job-worker").textContent = job.worker || "-";

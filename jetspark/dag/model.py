@@ -86,7 +86,11 @@ class JobConfig(InputModel):
     (None: the worker's ``JETSPARK_STREAM_EPOCH_INTERVAL_MS``)."""
     initial_snapshot: str | None = None
     backup_count: Annotated[int, Field(ge=0, le=6)] = 0
-    """Redis replicas that must acknowledge each snapshot write (``WAIT``) before it commits."""
+    """Redis replicas each snapshot write waits for (``WAIT``) before it commits; with fewer
+    online, the ones there are, and the job goes on under-replicated."""
+    require_backups: bool = False
+    """Fail a snapshot, and so the job, when fewer than ``backup_count`` replicas acknowledge
+    it within 30 s (``SnapshotBackupsMissing``), rather than go on under-replicated."""
     max_processor_accumulated_records: PositiveInt | None = None
     timeout_s: Annotated[float, Field(gt=0)] | None = None
     notify: Annotated[list[NotifyUrl], Field(max_length=MAX_URLS)] = Field(default_factory=list)

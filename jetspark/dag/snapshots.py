@@ -6,8 +6,22 @@ import hashlib
 import json
 from typing import Any
 
-from jetspark.dag.model import JobSpec
-from jetspark.dag.validate import ValidatedDag
+from jetspark.dag.field_types import DagFields, kind, spark_kind
+from jetspark.dag.model import JobSpec, Routing
+
+KEYED = (Routing.partitioned, Routing.all_to_one)
+"""Routings whose receiver keeps state per key partition (all-to-one: one drawn partition)."""
+STATE_KEYS = {
+    "aggregate": {"key": 0},
+    "window": {"key": 0},
+    "hash_join": {"build_key": 0, "probe_key": 1},
+}
+"""Processor -> the params naming its state's keys, and the inbound ordinal each is over."""
+EDGE_FIELDS = ("routing", "key", "partitioner", "distributed")
+"""What of an inbound edge decides which processor, and which partition, a key goes to."""
+KEY_COLUMN = "__key"
+"""The key column of an ``aggregate``'s or ``window``'s saved state (older snapshots' only
+record of their key's type)."""
 
 
 def dag_fingerprint(spec: JobSpec) -> str:
@@ -16,44 +30,149 @@ def dag_fingerprint(spec: JobSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def state_shape(dag: ValidatedDag, vertex: str) -> dict[str, Any]:
-    """What a vertex's saved state depends on: its processor kind and params."""
-    params = dag.params[vertex].model_dump(mode="json", by_alias=True)
-    return {"processor": dag.vertices[vertex].processor, "params": params}
+def state_shape(spec: JobSpec, vertex: str, fields: DagFields | None = None) -> dict[str, Any]:
+    """What a vertex's saved state depends on: its processor kind and params, its inbound
+    edges' routing (by ordinal) and the kinds of the keys its state and partitions are
+    computed from (``field_types``; None where the DAG cannot tell)."""
+    fields = fields or DagFields(spec)
+    parsed = fields.params(vertex)
+    processor = fields.vertices[vertex].processor
+    raw = fields.vertices[vertex].params
+    params = raw if parsed is None else parsed.model_dump(mode="json", by_alias=True)
+    inbound = sorted(fields.inbound.get(vertex, {}).items())
+    key_types: dict[str, str | None] = {
+        name: kind(params[name], fields.input(vertex, ordinal))
+        for name, ordinal in STATE_KEYS.get(processor, {}).items()
+        if params.get(name) is not None
+    }
+    for ordinal, edge in inbound:
+        if edge.routing in KEYED and edge.key is not None:
+            key_types[f"edge {ordinal} key"] = kind(edge.key, fields.output(edge.source))
+    return {
+        "processor": processor,
+        "params": params,
+        "inbound": {
+            str(ordinal): edge.model_dump(mode="json", include=set(EDGE_FIELDS))
+            for ordinal, edge in inbound
+        },
+        "key_types": key_types,
+    }
 
 
 def incompatibilities(
-    dag: ValidatedDag, offsets: dict[str, Any], stats: dict[str, Any]
+    spec: JobSpec,
+    offsets: dict[str, Any],
+    stats: dict[str, Any],
+    *,
+    written_by: JobSpec | None = None,
 ) -> list[str]:
-    """Why ``dag`` cannot start from a snapshot with these offsets and stats (empty: it can).
+    """Why the DAG of ``spec`` cannot start from a snapshot with these offsets and stats
+    (empty: it can).
 
-    Every vertex that saved state must be there with the same processor and params, and
-    every source whose position was saved must still be a source of the same kind. The
-    parallelism and the members may differ: keyed state goes to its new owners.
+    Keyed state is stored by the partition of its key, so the partition count must be the
+    same; every vertex that saved state must be there with the same processor, params and
+    state keys, its inbound edges routed the same way (routing, key, partitioner,
+    distributed), and its keys of the same kind; every source whose position was saved must
+    still be a source of the same kind. The parallelism and the members may differ: keyed
+    state goes to its new owners. A snapshot older than the edges and kinds it now records
+    has them from ``written_by``, the definition of the job that wrote it, if that is still
+    kept (else its state schema's key is all there is to compare).
     """
     problems: list[str] = []
+    saved_count = stats.get("partition_count")
+    count = spec.config.partition_count
+    if stats.get("vertices") and saved_count is not None and int(saved_count) != count:
+        problems.append(
+            f"partition_count is {count} but the snapshot's state is partitioned by "
+            f"{saved_count}: its keyed state would land on processors that do not own its keys"
+        )
+    fields = DagFields(spec)
+    old_fields = None if written_by is None else DagFields(written_by)
     for vertex, saved in sorted(stats.get("vertices", {}).items()):
-        if vertex not in dag.vertices:
+        if vertex not in fields.vertices:
             problems.append(f"vertex {vertex!r} has state in the snapshot but is not in the DAG")
             continue
-        shape = state_shape(dag, vertex)
-        if shape["processor"] != saved.get("processor"):
-            problems.append(
-                f"vertex {vertex!r} was {saved.get('processor')!r} "
-                f"and is {shape['processor']!r} now"
-            )
-        elif shape["params"] != saved.get("params"):
-            changed = sorted(
-                k
-                for k in set(shape["params"]) | set(saved.get("params", {}))
-                if shape["params"].get(k) != saved.get("params", {}).get(k)
-            )
-            problems.append(f"vertex {vertex!r} changed its state's params: {', '.join(changed)}")
-    for source, kind in sorted(offsets.get("source_kinds", {}).items()):
-        if source not in dag.vertices:
+        recorded = _recorded(vertex, saved, old_fields)
+        problems += _vertex_problems(vertex, recorded, state_shape(spec, vertex, fields))
+    for source, kind_ in sorted(offsets.get("source_kinds", {}).items()):
+        if source not in fields.vertices:
             problems.append(f"source {source!r} has a saved position but is not in the DAG")
-        elif dag.vertices[source].processor != kind:
+        elif fields.vertices[source].processor != kind_:
             problems.append(
-                f"source {source!r} was {kind!r} and is {dag.vertices[source].processor!r} now"
+                f"source {source!r} was {kind_!r} and is {fields.vertices[source].processor!r} now"
             )
+    return problems
+
+
+def _recorded(vertex: str, saved: dict[str, Any], written_by: DagFields | None) -> dict[str, Any]:
+    """The shape the snapshot recorded for ``vertex``, what an older one lacks filled in from
+    the DAG that wrote it, or from its state schema's key."""
+    if "inbound" in saved:
+        return saved
+    if written_by is not None and vertex in written_by.vertices:
+        derived = state_shape(written_by.spec, vertex, written_by)
+        return {**derived, "processor": saved.get("processor"), "params": saved.get("params")}
+    key_types: dict[str, str | None] = {}
+    if saved.get("processor") in ("aggregate", "window") and "schema" in saved:
+        schema = json.loads(saved["schema"])
+        found = [f["type"] for f in schema.get("fields", []) if f.get("name") == KEY_COLUMN]
+        if found:
+            key_types["key"] = spark_kind(found[0])
+    return {**saved, "key_types": key_types}
+
+
+def _vertex_problems(vertex: str, saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    name = f"vertex {vertex!r}"
+    if now["processor"] != saved.get("processor"):
+        return [f"{name} was {saved.get('processor')!r} and is {now['processor']!r} now"]
+    problems: list[str] = []
+    old_params: dict[str, Any] = saved.get("params") or {}
+    keys = STATE_KEYS.get(now["processor"], {})
+    for key in keys:
+        if old_params.get(key) != now["params"].get(key):
+            problems.append(
+                f"{name} changed its state key (params.{key}): {old_params.get(key)!r} -> "
+                f"{now['params'].get(key)!r}"
+            )
+    changed = sorted(
+        k
+        for k in set(now["params"]) | set(old_params)
+        if k not in keys and now["params"].get(k) != old_params.get(k)
+    )
+    if changed:
+        problems.append(f"{name} changed its state's params: {', '.join(changed)}")
+    if "inbound" in saved:
+        problems += _edge_problems(name, saved["inbound"], now["inbound"])
+    old_types: dict[str, str | None] = saved.get("key_types") or {}
+    for label, was in sorted(old_types.items()):
+        is_ = now["key_types"].get(label)
+        if was is not None and is_ is not None and was != is_:
+            problems.append(
+                f"{name}: its {label} was of kind {was} and is of kind {is_} now (a key's "
+                "partition depends on its type: SPEC §4)"
+            )
+    return problems
+
+
+def _edge_problems(name: str, saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Inbound edges that place state otherwise: keyed ones, and the first (a restore
+    places state by the first edge's routing)."""
+    problems: list[str] = []
+    for ordinal in sorted(set(saved) | set(now), key=int):
+        was, is_ = saved.get(ordinal), now.get(ordinal)
+        keyed = any(e is not None and e.get("routing") in KEYED for e in (was, is_))
+        if not keyed and ordinal != "0":
+            continue
+        if was is None or is_ is None:
+            state = "new" if was is None else "gone"
+            problems.append(f"{name}: its inbound edge {ordinal} is {state}")
+            continue
+        if not keyed:
+            continue
+        for field in EDGE_FIELDS:
+            if was.get(field) != is_.get(field):
+                problems.append(
+                    f"{name}: its inbound edge {ordinal} changed its {field}: "
+                    f"{was.get(field)!r} -> {is_.get(field)!r}"
+                )
     return problems

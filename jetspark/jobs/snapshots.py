@@ -5,15 +5,23 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
+from pydantic import ValidationError
+from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from jetspark.dag.model import JobSpec
 from jetspark.dag.snapshots import incompatibilities
 from jetspark.dag.validate import ValidatedDag
-from jetspark.db.tables import Snapshot
+from jetspark.db.tables import Job, Snapshot
 from jetspark.jobs.lookup import get_job
+from jetspark.jobs.status import TERMINAL_STATUSES, JobStatus
 from jetspark.tenants.principals import LOCAL, Principal
+
+REPLICATION = "replication"
+"""A snapshot's (and so a job's ``last_snapshot``) entry saying how many backups it got:
+``backup_count``, ``replicas`` (the fewest any primary written to has), ``under_replicated``,
+``since`` and ``short`` (the primaries with fewer, and how many they have)."""
 
 
 class SnapshotConflict(Exception):
@@ -34,7 +42,35 @@ def summary(row: Snapshot) -> dict[str, Any]:
         "committed_at": row.committed_at.isoformat() if row.committed_at else None,
         "bytes": sum(state["bytes"] for state in states.values()),
         "vertices": states,
+        **({REPLICATION: row.stats[REPLICATION]} if (row.stats or {}).get(REPLICATION) else {}),
     }
+
+
+def under_replication(job: Job) -> dict[str, Any] | None:
+    """The ``replication`` entry of the job's last snapshot while it is under-replicated and
+    the job may still restore it (not finished); None otherwise."""
+    entry = (job.last_snapshot or {}).get(REPLICATION)
+    if not entry or not entry.get("under_replicated"):
+        return None
+    if JobStatus(job.status).is_terminal:
+        return None
+    found: dict[str, Any] = entry
+    return found
+
+
+def under_replicated_jobs(session: Session, *, limit: int = 100) -> tuple[int, list[Job]]:
+    """How many unfinished jobs' last snapshot is under-replicated (``/readyz``,
+    ``/metrics``), and the first ``limit`` of them, the longest under-replicated first."""
+    entry = Job.last_snapshot[REPLICATION]
+    short = and_(
+        Job.status.not_in([s.value for s in TERMINAL_STATUSES]),
+        entry["under_replicated"].as_boolean().is_(True),
+    )
+    count = session.execute(select(func.count()).select_from(Job).where(short)).scalar_one()
+    first = session.scalars(
+        select(Job).where(short).order_by(entry["since"].as_string(), Job.id).limit(limit)
+    )
+    return int(count), list(first)
 
 
 def latest_committed(
@@ -105,12 +141,27 @@ def export_snapshot(
 
 def check_initial_snapshot(session: Session, principal: str, name: str, dag: ValidatedDag) -> None:
     """Refuse (SnapshotConflict) a DAG that cannot start from ``principal``'s named
-    snapshot."""
+    snapshot, naming everything that differs (``jetspark.dag.snapshots.incompatibilities``)."""
     row = committed_named(session, principal, name, for_share=True)
     if row is None:
         raise SnapshotConflict(f"no exported snapshot is named {name!r}")
-    problems = incompatibilities(dag, row.source_offsets or {}, row.stats or {})
+    stats = row.stats or {}
+    written_by = None
+    if any("inbound" not in v for v in stats.get("vertices", {}).values()):
+        written_by = _definition(session, row.job_id)  # an older snapshot: its job's DAG
+    problems = incompatibilities(dag.spec, row.source_offsets or {}, stats, written_by=written_by)
     if problems:
         raise SnapshotConflict(
             f"the DAG cannot start from snapshot {name!r}: " + "; ".join(problems)
         )
+
+
+def _definition(session: Session, job_id: uuid.UUID) -> JobSpec | None:
+    """The definition of the job that wrote a snapshot, while PostgreSQL still keeps it."""
+    definition = session.scalar(select(Job.definition).where(Job.id == job_id))
+    if definition is None:
+        return None
+    try:
+        return JobSpec.model_validate(definition)
+    except ValidationError:
+        return None  # stored by an older version under other rules

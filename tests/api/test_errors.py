@@ -27,7 +27,7 @@ def assert_problem(response: httpx.Response, status: int) -> dict[str, Any]:
 def test_health_needs_no_token_and_everything_else_does(api_url: str) -> None:
     assert httpx.get(f"{api_url}/healthz").status_code == 200
     ready = httpx.get(f"{api_url}/readyz").json()
-    assert ready["checks"] == {"postgresql": "ok", "redis": "ok"}
+    assert ready["checks"] == {"postgresql": "ok", "redis": "ok", "snapshot_backups": "ok"}
     missing = assert_problem(httpx.get(f"{api_url}/v1/jobs"), 401)
     assert "Bearer" in missing["detail"]
     wrong = httpx.get(f"{api_url}/v1/jobs", headers={"Authorization": "Bearer nope"})

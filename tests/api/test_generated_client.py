@@ -283,7 +283,8 @@ def test_health_without_a_token_and_401_with_a_wrong_one(api_url: str) -> None:
         assert health_live.sync(client=anonymous) is not None
         ready = health_ready.sync(client=anonymous)
         assert isinstance(ready, Health) and isinstance(ready.checks, HealthChecks)
-        assert ready.checks.to_dict() == {"postgresql": "ok", "redis": "ok"}
+        checks = {"postgresql": "ok", "redis": "ok", "snapshot_backups": "ok"}
+        assert ready.checks.to_dict() == checks
     with AuthenticatedClient(base_url=api_url, token="wrong") as wrong:
         denied = jobs_list.sync_detailed(client=wrong)
         assert denied.status_code == 401 and isinstance(denied.parsed, ProblemDetail)

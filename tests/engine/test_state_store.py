@@ -51,29 +51,91 @@ def test_state_round_trips_keyed_by_partition_in_hash_tagged_keys(
     assert sorted(map(tuple, back.collect())) == sorted(map(tuple, frame.collect()))  # type: ignore[attr-defined]
 
 
-def test_a_snapshot_waits_for_its_backups_and_fails_without_them(
+def replica_of(primary: EmbeddedRedis, home: Path) -> EmbeddedRedis:
+    """A Valkey replicating ``primary``, once in sync."""
+    replica = EmbeddedRedis(home)
+    replica.start()
+    client = redis.Redis.from_url(replica.url, decode_responses=True)
+    client.replicaof("127.0.0.1", primary.port)
+    poll(
+        lambda: client.info("replication").get("master_link_status") == "up",
+        deadline_s=30,
+        what="the replica in sync",
+    )
+    client.close()
+    return replica
+
+
+def kill(server: EmbeddedRedis) -> None:
+    """SIGKILL, for good: as a lost machine."""
+    assert server.process is not None
+    server.process.kill()
+    server.process.wait(timeout=15)
+    server.process = None
+
+
+def test_required_backups_are_waited_for_and_fail_the_snapshot_without_them(
     spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path
 ) -> None:
     address = StoreAddress(primary.url, Keys("t"), uuid.uuid4(), 1, partition_count=271)
     started = time.monotonic()
     with pytest.raises(
-        ReplicasMissing, match=r"0 of backup_count=1 replicas of Redis .*\(0 replicas connected\)"
+        ReplicasMissing, match=r"0 of backup_count=1 replicas of Redis .*\(0 replicas online\)"
     ):
-        write_state(state(spark), "win", address, backup_count=1, replicas_wait_s=1.0)  # type: ignore[arg-type]
+        write_state(
+            state(spark),  # type: ignore[arg-type]
+            "win",
+            address,
+            backup_count=1,
+            require_backups=True,
+            replicas_wait_s=1.0,
+        )
     assert time.monotonic() - started < 15  # waited about replicas_wait_s, not the default
 
-    replica = EmbeddedRedis(tmp_path / "replica")
-    replica.start()
+    replica = replica_of(primary, tmp_path / "replica")
     try:
-        replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
-        replica_client.replicaof("127.0.0.1", primary.port)
-        poll(
-            lambda: replica_client.info("replication").get("master_link_status") == "up",
-            deadline_s=30,
-            what="the replica in sync",
+        stats = write_state(
+            state(spark),  # type: ignore[arg-type]
+            "win",
+            address,
+            backup_count=1,
+            require_backups=True,
         )
-        stats = write_state(state(spark), "win", address, backup_count=1)  # type: ignore[arg-type]
         key = Keys("t").snapshot_partition(5, address.job_id, 1)
-        assert stats.rows == 40 and replica_client.hexists(key, "win")
+        assert stats.rows == 40 and redis.Redis.from_url(replica.url).hexists(key, "win")
+        assert stats.backups == {f"127.0.0.1:{primary.port}": 1}
     finally:
         replica.stop()
+
+
+def test_a_lost_replica_costs_its_copies_not_the_snapshot_until_a_replica_is_back(
+    spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path
+) -> None:
+    """Without ``require_backups``: as many copies as there are replicas, none waited for
+    that is not there; once a replica is back, the full ``backup_count`` again."""
+    name = f"127.0.0.1:{primary.port}"
+    frame = state(spark)
+
+    def written(snapshot: int) -> tuple[dict[str, int], float]:
+        address = StoreAddress(primary.url, Keys("t"), uuid.uuid4(), snapshot, partition_count=271)
+        started = time.monotonic()
+        stats = write_state(frame, "win", address, backup_count=2)  # type: ignore[arg-type]
+        assert stats.rows == 40
+        return stats.backups, time.monotonic() - started
+
+    alone, took = written(1)  # a single Redis without replicas
+    assert alone == {name: 0}
+    assert took < 2, "waited for replicas that are not there"
+    first = replica_of(primary, tmp_path / "first")
+    second = replica_of(primary, tmp_path / "second")
+    try:
+        assert written(2)[0] == {name: 2}
+        kill(second)  # lost for good
+        assert written(3)[0] == {name: 1}  # waited for the one left
+        third = replica_of(primary, tmp_path / "third")  # a new node joins as a replica
+        try:
+            assert written(4)[0] == {name: 2}
+        finally:
+            third.stop()
+    finally:
+        first.stop()

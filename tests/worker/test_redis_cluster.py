@@ -1,6 +1,8 @@
 """Workers on a real Redis Cluster (3 primaries + 3 replicas, ``tests.redis_cluster``): the
 queue, leases and logs on the control plane's slot, snapshots spread over the primaries by
-partition, a primary killed mid-stream and slots moved to a new primary mid-stream."""
+partition, a primary killed mid-stream (restarted, or lost for good: the stream goes on
+under-replicated until a new node joins as a replica) and slots moved to a new primary
+mid-stream."""
 
 from __future__ import annotations
 
@@ -10,11 +12,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from api.app import create_app
 from jetspark import joblogs
+from jetspark.db.tables import Job
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient, fail_fast
+from jetspark.settings import ApiSettings, TenantSettings
+from jetspark.tenants.principals import LOCAL
 from tests.redis_cluster import Node, RedisClusterServers, poll
 from tests.worker.conftest import drive_until, status_of
 from tests.worker.test_streaming import (
@@ -46,10 +55,15 @@ def snapshotting_stream(
     submit: Callable[[dict[str, Any]], uuid.UUID],
     worker: Worker,
     sessions: sessionmaker[Session],
+    *,
+    rate_per_s: int | None = None,
 ) -> tuple[uuid.UUID, Worker]:
-    """A windowed stream with one backup per snapshot, driven until two snapshots committed."""
+    """A windowed stream with one backup per snapshot, driven until two snapshots committed;
+    ``rate_per_s`` paces its source (it then runs ``count / rate_per_s`` seconds at least)."""
     body = windowed_stream(name, count=count, members=1)
     body["config"]["backup_count"] = 1
+    if rate_per_s is not None:
+        body["dag"]["vertices"][0]["params"]["rate_per_s"] = rate_per_s
     job_id = submit(body)
     drive_until(
         [worker],
@@ -79,6 +93,20 @@ def state_keys(
 
     poll(look, deadline_s=30, what="the state's partitions")
     return found
+
+
+def state_primary(
+    redis_cluster: RedisClusterServers, held: list[str], keys: Keys
+) -> tuple[Node, str]:
+    """A primary holding some of the state, and one of its keys: not the node the URL names
+    (a new client's first contact) and preferably not the control plane's, so what fails
+    over is the snapshot store."""
+    seed, control = redis_cluster.nodes[0], redis_cluster.primary_of(keys.jobs_stream)
+    owners = [redis_cluster.primary_of(k) for k in held]
+    candidates = [n for n in owners if n is not seed]
+    assert candidates, "every partition with state sits on the seed node"
+    victim = next((n for n in candidates if n is not control), candidates[0])
+    return victim, held[owners.index(victim)]
 
 
 def written_after(node: Node, keys: Keys, job_id: uuid.UUID, snapshot: int) -> bool:
@@ -132,14 +160,7 @@ def test_a_killed_primarys_replica_takes_over_and_the_windows_stay_exact(
     job_id, worker = snapshotting_stream("failover", 5000, submit, make_worker("f"), sessions)
     held = state_keys(cluster_client, keys, job_id, sessions)
     before = committed_snapshot(sessions, job_id)
-    # A primary holding state; not the node the URL names (a new client's first contact),
-    # and preferably not the control plane's, so what fails over is the snapshot store.
-    seed, control = redis_cluster.nodes[0], redis_cluster.primary_of(keys.jobs_stream)
-    owners = [redis_cluster.primary_of(k) for k in held]
-    candidates = [n for n in owners if n is not seed]
-    assert candidates, "every partition with state sits on the seed node"
-    victim = next((n for n in candidates if n is not control), candidates[0])
-    victim_key = held[owners.index(victim)]
+    victim, victim_key = state_primary(redis_cluster, held, keys)
     (replica,) = redis_cluster.replicas_of(victim)
 
     victim.kill()
@@ -199,3 +220,138 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
     drive_until([worker], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=300)
     assert committed_snapshot(sessions, job_id) > moved_at
     assert_exact_windows(sessions, job_id, 12_000)
+
+
+def replication(sessions: sessionmaker[Session], job_id: uuid.UUID) -> dict[str, Any]:
+    """The ``replication`` entry of the job's last snapshot (empty before one)."""
+    with sessions() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        entry: dict[str, Any] = (job.last_snapshot or {}).get("replication") or {}
+        return entry
+
+
+def gauges(http: TestClient, job_id: uuid.UUID) -> tuple[float, float | None]:
+    """``jetspark_jobs_under_replicated``, and the job's backups missing (None: unlisted)."""
+    samples = {
+        (sample.name, tuple(sample.labels.values())): sample.value
+        for family in text_string_to_metric_families(http.get("/metrics").text)
+        for sample in family.samples
+    }
+    missing = samples.get(("jetspark_job_snapshot_backups_missing", (str(job_id),)))
+    return samples[("jetspark_jobs_under_replicated", ())], missing
+
+
+def log_events(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> list[str]:
+    return [str(line["event"]) for line in joblogs.read(client, keys, job_id, 0, 10_000).lines]
+
+
+def test_a_primary_lost_for_good_leaves_the_stream_under_replicated_until_a_replica_joins(
+    redis_cluster: RedisClusterServers,
+    make_worker: Callable[[str], Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    cluster_client: RedisClient,
+    keys: Keys,
+    worker_db_engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The seeds' member loss, for good: the replica is promoted and has no replica of its
+    own; snapshots go on with the copies there are, the job says it is under-replicated (its
+    log once, its view, ``/readyz``, ``/metrics``), and once a new node replicates the
+    promoted primary, the next snapshot has its backup again and that is cleared. The
+    windows stay exact."""
+    # At 1,000/s: 20 s of stream at least, for the loss, the report and the rejoin; on a
+    # loaded machine, whose epochs take seconds, up to 1,000 items each catch up.
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000")
+    count = 20_000
+    job_id, worker = snapshotting_stream(
+        "lost", count, submit, make_worker("g"), sessions, rate_per_s=1000
+    )
+    assert replication(sessions, job_id) == {
+        "backup_count": 1, "replicas": 1, "under_replicated": False, "since": None, "short": {}
+    }  # fmt: skip
+    held = state_keys(cluster_client, keys, job_id, sessions)
+    victim, victim_key = state_primary(redis_cluster, held, keys)
+    (replica,) = redis_cluster.replicas_of(victim)
+    lost_id = victim.id
+    app = create_app(
+        database_url=worker_db_engine.url.render_as_string(hide_password=False),
+        redis_url=redis_cluster.url,
+        redis_cluster=True,
+        redis_namespace=keys.namespace,
+        api_settings=ApiSettings(tokens=[]),
+        tenant_settings=TenantSettings(api_principals=[f"{LOCAL.name}:owner-token"]),
+    )
+    with TestClient(app, headers={"Authorization": "Bearer owner-token"}) as http:
+        under_before, _ = gauges(http, job_id)
+
+        victim.kill()  # never restarted
+        drive_until(
+            [worker],
+            lambda: replica.info("replication").get("role") == "master",
+            what="the replica promoted",
+            deadline_s=60,
+        )
+        drive_until(
+            [worker],
+            lambda: replication(sessions, job_id).get("under_replicated") is True,
+            what="a snapshot committed without its backup",
+            deadline_s=60,
+        )
+        promoted = f"127.0.0.1:{replica.port}"
+        entry = replication(sessions, job_id)
+        assert entry["short"] == {promoted: 0} and entry["replicas"] == 0 and entry["since"]
+        view = http.get(f"/v1/jobs/{job_id}").json()
+        assert view["status"] == "RUNNING"
+        assert view["under_replicated"] == {
+            "backup_count": 1,
+            "replicas": 0,
+            "since": view["under_replicated"]["since"],
+            "short": {promoted: 0},
+        }
+        ready = http.get("/readyz")
+        assert ready.status_code == 200 and ready.json()["status"] == "degraded"
+        assert ready.json()["checks"]["snapshot_backups"].startswith("under-replicated")
+        assert "under-replicated" in ready.json()["detail"]
+        under, missing = gauges(http, job_id)
+        assert (under, missing) == (under_before + 1, 1)
+        snapshots_under = committed_snapshot(sessions, job_id)
+        drive_until(
+            [worker],
+            lambda: committed_snapshot(sessions, job_id) >= snapshots_under + 2,
+            what="more snapshots, under-replicated",
+            deadline_s=60,
+        )
+        warned = [e for e in log_events(cluster_client, keys, job_id) if "under-replicated" in e]
+        assert len(warned) == 1, "said once, not at every snapshot"
+
+        # A new node joins as the promoted primary's replica (valkey-cli --cluster add-node
+        # --cluster-slave): the next snapshot waits for it and has its backup again.
+        newcomer = redis_cluster.new_node()
+        redis_cluster.meet(newcomer)
+        redis_cluster.make_replica(newcomer, replica)
+        drive_until(
+            [worker],
+            lambda: replication(sessions, job_id).get("under_replicated") is False,
+            what="a snapshot with its backup again",
+            deadline_s=90,
+        )
+        assert status_of(sessions, job_id) == "RUNNING", "the stream ended before the rejoin"
+        assert replication(sessions, job_id)["replicas"] == 1
+        assert http.get(f"/v1/jobs/{job_id}").json()["under_replicated"] is None
+        assert http.get("/readyz").json()["status"] == "ok"
+        assert gauges(http, job_id) == (under_before, None)
+        assert written_after(newcomer, keys, job_id, snapshots_under)
+
+        drive_until([worker], lambda: status_of(sessions, job_id) == "COMPLETED", deadline_s=300)
+    assert redis_cluster.primary_of(victim_key) is replica
+    assert_exact_windows(sessions, job_id, count)
+    events = log_events(cluster_client, keys, job_id)
+    assert sum("under-replicated" in e for e in events) == 1
+    assert sum("have their backups again" in e for e in events) == 1
+    # The lost node is forgotten (as an operator would), leaving 3 primaries + 3 replicas.
+    for node in redis_cluster.running:
+        node.cmd("CLUSTER", "FORGET", lost_id)
+    redis_cluster.nodes.remove(victim)
+    redis_cluster.wait_healthy()

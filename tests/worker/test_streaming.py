@@ -278,6 +278,15 @@ def test_an_exported_snapshot_starts_a_rescaled_job_with_exact_windows(
         submit(windowed_stream("other", count=3000, members=3, initial_snapshot=name, size_ms=500))
     with pytest.raises(snapshots.SnapshotConflict, match="no exported snapshot"):
         submit(windowed_stream("none", count=3000, members=3, initial_snapshot="no-such"))
+    # Nor one whose keyed state would land on processors that do not own its keys.
+    repartitioned = windowed_stream("1000", count=3000, members=3, initial_snapshot=name)
+    repartitioned["config"]["partition_count"] = 1000
+    with pytest.raises(snapshots.SnapshotConflict, match=r"partition_count is 1000 .* by 271"):
+        submit(repartitioned)
+    as_text = windowed_stream("text keys", count=3000, members=3, initial_snapshot=name)
+    as_text["dag"]["vertices"][1]["params"]["select"]["k"] = "cast(seq % 5 as string)"
+    with pytest.raises(snapshots.SnapshotConflict, match=r"key was of kind integer .* string"):
+        submit(as_text)
 
     second = submit(windowed_stream("on three", count=3000, members=3, initial_snapshot=name))
     drive_until([worker], lambda: status_of(sessions, second) == "COMPLETED", deadline_s=180)

@@ -53,6 +53,8 @@ from .snapshot_view_vertices import SnapshotViewVertices
 from .spark_job_timing import SparkJobTiming
 from .store_node_view import StoreNodeView
 from .timings import Timings
+from .under_replication import UnderReplication
+from .under_replication_short import UnderReplicationShort
 from .validation_report import ValidationReport
 from .validation_report_plan import ValidationReportPlan
 from .vertex_metrics import VertexMetrics
@@ -118,6 +120,8 @@ __all__ = (
     "SparkJobTiming",
     "StoreNodeView",
     "Timings",
+    "UnderReplication",
+    "UnderReplicationShort",
     "ValidationReport",
     "ValidationReportPlan",
     "VertexMetrics",

@@ -28,10 +28,12 @@ class Health:
         Attributes:
             status (str):
             checks (HealthChecks | Unset):
+            detail (None | str | Unset):
      """
 
     status: str
     checks: HealthChecks | Unset = UNSET
+    detail: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -46,6 +48,12 @@ class Health:
         if not isinstance(self.checks, Unset):
             checks = self.checks.to_dict()
 
+        detail: None | str | Unset
+        if isinstance(self.detail, Unset):
+            detail = UNSET
+        else:
+            detail = self.detail
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -54,6 +62,8 @@ class Health:
         })
         if checks is not UNSET:
             field_dict["checks"] = checks
+        if detail is not UNSET:
+            field_dict["detail"] = detail
 
         return field_dict
 
@@ -75,9 +85,20 @@ class Health:
 
 
 
+        def _parse_detail(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        detail = _parse_detail(d.pop("detail", UNSET))
+
+
         health = cls(
             status=status,
             checks=checks,
+            detail=detail,
         )
 
 

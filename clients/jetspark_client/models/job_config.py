@@ -34,6 +34,7 @@ class JobConfig:
             notify (list[str] | Unset):
             partition_count (int | Unset):  Default: 271.
             processing_guarantee (ProcessingGuarantee | Unset):
+            require_backups (bool | Unset):  Default: False.
             snapshot_interval_ms (int | Unset):  Default: 10000.
             timeout_s (float | None | Unset):
      """
@@ -47,6 +48,7 @@ class JobConfig:
     notify: list[str] | Unset = UNSET
     partition_count: int | Unset = 271
     processing_guarantee: ProcessingGuarantee | Unset = UNSET
+    require_backups: bool | Unset = False
     snapshot_interval_ms: int | Unset = 10000
     timeout_s: float | None | Unset = UNSET
 
@@ -100,6 +102,8 @@ class JobConfig:
             processing_guarantee = self.processing_guarantee.value
 
 
+        require_backups = self.require_backups
+
         snapshot_interval_ms = self.snapshot_interval_ms
 
         timeout_s: float | None | Unset
@@ -131,6 +135,8 @@ class JobConfig:
             field_dict["partition_count"] = partition_count
         if processing_guarantee is not UNSET:
             field_dict["processing_guarantee"] = processing_guarantee
+        if require_backups is not UNSET:
+            field_dict["require_backups"] = require_backups
         if snapshot_interval_ms is not UNSET:
             field_dict["snapshot_interval_ms"] = snapshot_interval_ms
         if timeout_s is not UNSET:
@@ -210,6 +216,8 @@ class JobConfig:
 
 
 
+        require_backups = d.pop("require_backups", UNSET)
+
         snapshot_interval_ms = d.pop("snapshot_interval_ms", UNSET)
 
         def _parse_timeout_s(data: object) -> float | None | Unset:
@@ -232,6 +240,7 @@ class JobConfig:
             notify=notify,
             partition_count=partition_count,
             processing_guarantee=processing_guarantee,
+            require_backups=require_backups,
             snapshot_interval_ms=snapshot_interval_ms,
             timeout_s=timeout_s,
         )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
   from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0
   from ..models.progress import Progress
   from ..models.timings import Timings
+  from ..models.under_replication import UnderReplication
 
 
 
@@ -51,6 +52,7 @@ class JobView:
             worker (None | str):
             last_snapshot (JobViewLastSnapshotType0 | None | Unset):
             timings (None | Timings | Unset):
+            under_replicated (None | UnderReplication | Unset):
      """
 
     attempt: int
@@ -69,6 +71,7 @@ class JobView:
     worker: None | str
     last_snapshot: JobViewLastSnapshotType0 | None | Unset = UNSET
     timings: None | Timings | Unset = UNSET
+    under_replicated: None | UnderReplication | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -82,6 +85,7 @@ class JobView:
         from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0 # noqa: PLC0415
         from ..models.progress import Progress # noqa: PLC0415
         from ..models.timings import Timings # noqa: PLC0415
+        from ..models.under_replication import UnderReplication # noqa: PLC0415
         attempt = self.attempt
 
         created_at = self.created_at.isoformat()
@@ -147,6 +151,14 @@ class JobView:
         else:
             timings = self.timings
 
+        under_replicated: dict[str, Any] | None | Unset
+        if isinstance(self.under_replicated, Unset):
+            under_replicated = UNSET
+        elif isinstance(self.under_replicated, UnderReplication):
+            under_replicated = self.under_replicated.to_dict()
+        else:
+            under_replicated = self.under_replicated
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -170,6 +182,8 @@ class JobView:
             field_dict["last_snapshot"] = last_snapshot
         if timings is not UNSET:
             field_dict["timings"] = timings
+        if under_replicated is not UNSET:
+            field_dict["under_replicated"] = under_replicated
 
         return field_dict
 
@@ -183,6 +197,7 @@ class JobView:
         from ..models.job_view_vertex_counts_type_0 import JobViewVertexCountsType0 # noqa: PLC0415
         from ..models.progress import Progress # noqa: PLC0415
         from ..models.timings import Timings # noqa: PLC0415
+        from ..models.under_replication import UnderReplication # noqa: PLC0415
         d = dict(src_dict)
         attempt = d.pop("attempt")
 
@@ -353,6 +368,26 @@ class JobView:
         timings = _parse_timings(d.pop("timings", UNSET))
 
 
+        def _parse_under_replicated(data: object) -> None | UnderReplication | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                under_replicated_type_0 = UnderReplication.from_dict(data)
+
+
+
+                return under_replicated_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | UnderReplication | Unset, data)
+
+        under_replicated = _parse_under_replicated(d.pop("under_replicated", UNSET))
+
+
         job_view = cls(
             attempt=attempt,
             created_at=created_at,
@@ -370,6 +405,7 @@ class JobView:
             worker=worker,
             last_snapshot=last_snapshot,
             timings=timings,
+            under_replicated=under_replicated,
         )
 
 

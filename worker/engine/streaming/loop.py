@@ -45,6 +45,7 @@ from worker.engine.execution import Execution, JobCancelled, run_vertices
 from worker.engine.ops.table import ops_for
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
+from worker.engine.streaming.backups import BackupWatch, fewest
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import OncePlanner
@@ -118,6 +119,8 @@ class _Stream:
         )
         """Writes each epoch's snapshot and commits it while the next epoch runs."""
         self.pending: Future[None] | None = None
+        self.backups = BackupWatch(job.id, self.config.backup_count)
+        """Whether the snapshots have every backup, from one to the next."""
         self.durable = Retry(f"stream {job.id}", logger=log, stopping=control.cancelled)
         """Waits out PostgreSQL or Redis going away under the epoch log and the snapshots."""
         control.counts = lambda: self.counts
@@ -150,6 +153,7 @@ class _Stream:
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
         if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
+            self.backups.resume(restored.stats)
             self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
             self.job_t0_ms = int(restored.offsets.get("job_t0_ms", self.job_t0_ms))
         return restored.epoch, dict(restored.offsets["sources"]), tracker
@@ -472,11 +476,19 @@ class _Stream:
     ) -> SnapshotRecord:
         address = self.address(epoch)
         vertices: dict[str, Any] = {}
+        acked: list[dict[str, int]] = []
         for name, frame in state.items():
-            written = write_state(frame, name, address, backup_count=self.backup_count)
+            written = write_state(
+                frame,
+                name,
+                address,
+                backup_count=self.config.backup_count,
+                require_backups=self.config.require_backups,
+            )
+            acked.append(written.backups)
             plan = self.plan.vertex(name)
             vertices[name] = {
-                **state_shape(self.dag, name),
+                **state_shape(self.dag.spec, name),
                 "schema": written.schema,
                 "keys": written.keys,
                 "rows": written.rows,
@@ -496,12 +508,9 @@ class _Stream:
                 "partition_count": self.plan.partition_count,
                 "fingerprint": self.fingerprint,
                 "vertices": vertices,
+                "replication": self.backups.observe(fewest(acked)),
             },
         )
-
-    @property
-    def backup_count(self) -> int:
-        return self.config.backup_count
 
     def address(self, snapshot_id: int) -> StoreAddress:
         return StoreAddress(

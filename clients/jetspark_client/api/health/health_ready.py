@@ -70,7 +70,10 @@ def sync_detailed(
 ) -> Response[Health | ProblemDetail]:
     """ Readyz
 
-     200 when PostgreSQL and Redis answer; 503 problem naming what is down.
+     200 when PostgreSQL and Redis answer; 503 problem naming what is down. Still 200 but
+    ``degraded`` while jobs' snapshots are under-replicated (a Redis node lost): the
+    ``snapshot_backups`` check and ``detail`` say how many (each job's view says more; this
+    route is open to all, so it names no job).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -98,7 +101,10 @@ def sync(
 ) -> Health | ProblemDetail | None:
     """ Readyz
 
-     200 when PostgreSQL and Redis answer; 503 problem naming what is down.
+     200 when PostgreSQL and Redis answer; 503 problem naming what is down. Still 200 but
+    ``degraded`` while jobs' snapshots are under-replicated (a Redis node lost): the
+    ``snapshot_backups`` check and ``detail`` say how many (each job's view says more; this
+    route is open to all, so it names no job).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -121,7 +127,10 @@ async def asyncio_detailed(
 ) -> Response[Health | ProblemDetail]:
     """ Readyz
 
-     200 when PostgreSQL and Redis answer; 503 problem naming what is down.
+     200 when PostgreSQL and Redis answer; 503 problem naming what is down. Still 200 but
+    ``degraded`` while jobs' snapshots are under-replicated (a Redis node lost): the
+    ``snapshot_backups`` check and ``detail`` say how many (each job's view says more; this
+    route is open to all, so it names no job).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -149,7 +158,10 @@ async def asyncio(
 ) -> Health | ProblemDetail | None:
     """ Readyz
 
-     200 when PostgreSQL and Redis answer; 503 problem naming what is down.
+     200 when PostgreSQL and Redis answer; 503 problem naming what is down. Still 200 but
+    ``degraded`` while jobs' snapshots are under-replicated (a Redis node lost): the
+    ``snapshot_backups`` check and ``detail`` say how many (each job's view says more; this
+    route is open to all, so it names no job).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
