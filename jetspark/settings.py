@@ -165,6 +165,16 @@ class WorkerSettings(BaseSettings):
     """How often an entry whose row stayed locked is tried again before it is dropped (the
     poll above still finds the job if it is queued)."""
 
+    # -- noticing a dead worker at once (issue 24, ``jetspark.jobs.liveness``) ----------------
+    liveness_interval_s: float = Field(default=0.25, gt=0)
+    """How often a worker beats on its liveness session and looks for lost workers."""
+    liveness_lost_after_s: float = Field(default=0.75, gt=0)
+    """A worker whose liveness lock is free and whose beat is this old is lost: its jobs are
+    requeued at once (the lease still judges a worker that is hung but whose session lives)."""
+    liveness_settle_s: float = Field(default=3.0, ge=0)
+    """After PostgreSQL (re)started, or a judge's own liveness session did, nobody is judged
+    for this long: every worker's lock went with the old sessions and is taken again."""
+
 
 class StreamSettings(BaseSettings):
     """The epoch engine of streaming jobs."""

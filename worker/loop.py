@@ -11,10 +11,11 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 import structlog
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark import joblogs
@@ -31,6 +32,7 @@ from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
+from worker.liveness import Liveness
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
 
@@ -92,10 +94,24 @@ class Worker:
         self.retention = retention_settings or RetentionSettings()
         self.retention_policy = retention.Policy.of(self.retention)
         self._next_sweep = 0.0
+        bind = sessions.kw.get("bind")
+        assert isinstance(bind, Engine), "the worker's sessions are bound to an engine"
+        self.liveness = Liveness(
+            engine=bind,
+            sessions=sessions,
+            client=client,
+            keys=keys,
+            worker_id=self.id,
+            settings=self.settings,
+        )
+        """This worker's liveness lock and beat, and the judge of the others: a dead
+        worker's jobs are requeued about a second after its death (``run`` starts it)."""
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
-        """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed."""
+        """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed.
+        The liveness lock is taken first and kept until ``close``."""
+        self.liveness.start()
         log.info("worker started", worker=self.id)
         while not self.stopping.is_set():
             try:
@@ -126,6 +142,10 @@ class Worker:
             if self.sweep() >= self.retention_policy.batch:
                 self._next_sweep = now  # more are due: the next turn sweeps again
         free = self.settings.max_concurrent_jobs - len(self.held)
+        if self.liveness.thread is not None and not self.liveness.held.is_set():
+            # Without our lock the others may take us for lost: take no job until it is held.
+            self.liveness.held.wait(min(0.2, self.settings.heartbeat_s))
+            return
         if free <= 0:
             self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
             return
@@ -138,6 +158,11 @@ class Worker:
     def stop(self) -> None:
         self.stopping.set()
         self.slot_freed.set()
+
+    def close(self) -> None:
+        """End the liveness session (after ``drain``). A worker that still holds jobs keeps
+        its row: the others take it for lost and requeue them at once."""
+        self.liveness.stop(forget=not self.held)
 
     # -- the lifecycle ------------------------------------------------------------------
     def dequeue(self, count: int) -> list[stream.Entry]:
@@ -216,6 +241,13 @@ class Worker:
 
     def hold(self, job: Job, entry_id: str | None) -> HeldJob:
         """Start performing a job just claimed (and committed)."""
+        timings: dict[str, Any] = {
+            "queued": (job.announced_at or job.created_at).isoformat(),
+            "claimed": job.updated_at.isoformat(),
+        }
+        lost = (job.timings or {}).get("holder_lost")
+        if lost and lost.get("attempt") == job.attempt - 1:  # the last attempt's worker died
+            timings["holder_lost"] = lost
         held = HeldJob(
             job=RunnableJob(
                 id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
@@ -230,12 +262,10 @@ class Worker:
                     job.fencing_token,
                     results_cap=RESULTS_CAP,
                     principal=job.principal,
+                    timings=timings,
                 ),
                 redis=RedisTarget.of_client(self.client, self.keys.namespace, job.principal),
-                timings={
-                    "queued": (job.announced_at or job.created_at).isoformat(),
-                    "claimed": job.updated_at.isoformat(),
-                },
+                timings=timings,
             ),
         )
         timeout = (held.job.definition.get("config") or {}).get("timeout_s")

@@ -58,12 +58,13 @@ def run_worker() -> None:
         worker.run()
         worker.drain(ShutdownSettings().grace_s)
     finally:
-        # Jobs still running are left to another worker (their lease runs out): mark them
-        # stopped first, so the errors spark.stop() raises in their threads are not recorded
-        # as the jobs' failures.
+        # Jobs still running are left to another worker (which takes this one for lost once
+        # its liveness session ends): mark them stopped first, so the errors spark.stop()
+        # raises in their threads are not recorded as the jobs' failures.
         for held in list(worker.held.values()):
             held.abandoned.set()
             held.control.cancelled.set()
+        worker.close()  # jobs still held are requeued by the others once the session ends
         spark.stop()
         engine.dispose()
 

@@ -54,7 +54,12 @@ def reconcile(
         for job_id in list(expired):
             try:
                 orchestration.transition(
-                    session, job_id, JobStatus.QUEUED, cause="lease expired", worker=worker
+                    session,
+                    job_id,
+                    JobStatus.QUEUED,
+                    rule="lease-expired",
+                    cause="lease expired",
+                    worker=worker,
                 )
                 session.commit()
             except OrchestrationError:
