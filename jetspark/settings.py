@@ -171,6 +171,9 @@ class WorkerSettings(BaseSettings):
     liveness_lost_after_s: float = Field(default=0.75, gt=0)
     """A worker whose liveness lock is free and whose beat is this old is lost: its jobs are
     requeued at once (the lease still judges a worker that is hung but whose session lives)."""
+    warm_up: bool = True
+    """Run a small stream at start, before taking jobs (``worker/warm_up.py``): the first
+    epochs of a stream it takes over do not pay the JVM's and Spark's first-run costs."""
     liveness_settle_s: float = Field(default=3.0, ge=0)
     """After PostgreSQL (re)started, or a judge's own liveness session did, nobody is judged
     for this long: every worker's lock went with the old sessions and is taken again."""

@@ -55,10 +55,13 @@ class Liveness:
         self.held = threading.Event()
         """Set while this worker's lock is held: the loop claims jobs only then (a worker
         the others may take for lost must not take jobs)."""
-        self.session_since = 0.0
-        """When (``time.monotonic``) the liveness session began: a judge whose own session
-        is younger than ``liveness_settle_s`` (it was cut off, or the server restarted) gives
-        the others that long to come back before it judges them."""
+        self.session_since: float | None = None
+        """When (``time.monotonic``) the liveness session was opened again: a judge whose
+        session was cut (a network cut, the server restarted) gives the others
+        ``liveness_settle_s`` to come back before it judges them. None for the process's
+        first session: a new worker judges at once (the server's own start is checked in
+        ``lost_workers``), so a replacement finds its predecessor lost as it starts."""
+        self.sessions_opened = 0
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
         self.outage = OutageLog("worker liveness in PostgreSQL", log)
@@ -67,15 +70,19 @@ class Liveness:
     def start(self) -> None:
         """Register and take the lock now (the loop claims nothing before), then beat and
         judge every ``liveness_interval_s`` on a thread."""
+        if self.thread is not None:
+            return
         self.beat()
         self.thread = threading.Thread(target=self.run, name="liveness", daemon=True)
         self.thread.start()
 
     def run(self) -> None:
-        while not self.stopping.wait(self.settings.liveness_interval_s):
-            self.beat()
+        while True:
             if self.judging():
                 self.requeue_lost()
+            if self.stopping.wait(self.settings.liveness_interval_s):
+                return
+            self.beat()
 
     def stop(self, *, forget: bool = True) -> None:
         """Stop beating and end the session (the lock with it); with ``forget``, remove this
@@ -125,7 +132,8 @@ class Liveness:
         conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         conn.detach()  # the session is this worker's life: never returned to the pool
         self.conn = conn
-        self.session_since = time.monotonic()
+        self.sessions_opened += 1
+        self.session_since = time.monotonic() if self.sessions_opened > 1 else None
         self.register(conn)
 
     def register(self, conn: Connection) -> None:
@@ -148,8 +156,10 @@ class Liveness:
 
     # -- the others ---------------------------------------------------------------------
     def judging(self) -> bool:
-        settle = self.settings.liveness_settle_s
-        return self.held.is_set() and time.monotonic() - self.session_since >= settle
+        if not self.held.is_set():
+            return False
+        since = self.session_since
+        return since is None or time.monotonic() - since >= self.settings.liveness_settle_s
 
     def requeue_lost(self) -> list[uuid.UUID]:
         """Requeue the jobs of every worker whose session ended, forget those workers, and

@@ -46,6 +46,13 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+def _engine_of(sessions: sessionmaker[Session]) -> Engine:
+    bind = sessions.kw.get("bind")
+    if not isinstance(bind, Engine):
+        raise TypeError("the worker's sessions must be bound to an Engine")
+    return bind
+
+
 class Worker:
     """One PySpark driver taking jobs from the stream; several jobs at once."""
 
@@ -60,6 +67,7 @@ class Worker:
         settings: WorkerSettings | None = None,
         worker_id: str | None = None,
         retention_settings: RetentionSettings | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         self.spark = spark
         self.sessions = sessions
@@ -94,10 +102,8 @@ class Worker:
         self.retention = retention_settings or RetentionSettings()
         self.retention_policy = retention.Policy.of(self.retention)
         self._next_sweep = 0.0
-        bind = sessions.kw.get("bind")
-        assert isinstance(bind, Engine), "the worker's sessions are bound to an engine"
-        self.liveness = Liveness(
-            engine=bind,
+        self.liveness = liveness or Liveness(
+            engine=_engine_of(sessions),
             sessions=sessions,
             client=client,
             keys=keys,
@@ -105,7 +111,8 @@ class Worker:
             settings=self.settings,
         )
         """This worker's liveness lock and beat, and the judge of the others: a dead
-        worker's jobs are requeued about a second after its death (``run`` starts it)."""
+        worker's jobs are requeued about a second after its death (started by ``run``, if
+        not before)."""
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
