@@ -168,12 +168,15 @@ class WorkerSettings(BaseSettings):
     # -- noticing a dead worker at once (issue 24, ``jetspark.jobs.liveness``) ----------------
     liveness_interval_s: float = Field(default=0.25, gt=0)
     """How often a worker beats on its liveness session and looks for lost workers."""
-    liveness_lost_after_s: float = Field(default=0.75, gt=0)
+    liveness_lost_after_s: float = Field(default=0.5, gt=0)
     """A worker whose liveness lock is free and whose beat is this old is lost: its jobs are
     requeued at once (the lease still judges a worker that is hung but whose session lives)."""
     warm_up: bool = True
     """Run a small stream at start, before taking jobs (``worker/warm_up.py``): the first
     epochs of a stream it takes over do not pay the JVM's and Spark's first-run costs."""
+    keep_warm_s: float = Field(default=45.0, ge=0)
+    """An idle worker runs a one-row Python task this often (0: never), so that Spark, which
+    stops Python workers idle for a minute, keeps them warm for the next job."""
     liveness_settle_s: float = Field(default=3.0, ge=0)
     """After PostgreSQL (re)started, or a judge's own liveness session did, nobody is judged
     for this long: every worker's lock went with the old sessions and is taken again."""

@@ -35,6 +35,7 @@ from worker.live_metrics import MetricsReporting
 from worker.liveness import Liveness
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
+from worker.warm_up import keep_python_workers
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -102,6 +103,7 @@ class Worker:
         self.retention = retention_settings or RetentionSettings()
         self.retention_policy = retention.Policy.of(self.retention)
         self._next_sweep = 0.0
+        self._next_keep_warm = time.monotonic() + self.settings.keep_warm_s
         self.liveness = liveness or Liveness(
             engine=_engine_of(sessions),
             sessions=sessions,
@@ -143,6 +145,9 @@ class Worker:
         if now >= self._next_reconcile:
             self.reconcile()
             self._next_reconcile = now + self.settings.reconcile_interval_s
+        if self.settings.keep_warm_s and not self.held and now >= self._next_keep_warm:
+            keep_python_workers(self.spark)  # idle: Spark would stop them after a minute
+            self._next_keep_warm = now + self.settings.keep_warm_s
         if self.retention.enabled and now >= self._next_sweep:
             # Set first: a sweep that fails (the turn is retried) waits for its next interval.
             self._next_sweep = now + self.retention.interval_s

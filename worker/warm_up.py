@@ -147,3 +147,24 @@ def _restore(spark: SparkSession, address: StoreAddress, client: Any) -> None:
         restored.localCheckpoint(eager=True).unpersist()
     finally:
         delete_snapshot(client, address)
+
+
+def keep_python_workers(spark: SparkSession) -> None:
+    """Use each of the session's Python workers once (a task per core), so that Spark's idle
+    monitor leaves them, warm, for the next job. Never raises."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    context = spark.sparkContext
+    try:
+        context.setJobGroup("jetspark-keep-warm", "jetspark: keep Python workers warm", True)
+        tasks = context.defaultParallelism
+        schema = StructType([StructField("id", LongType())])
+        spark.range(tasks, numPartitions=tasks).mapInArrow(_same, schema).collect()
+    except Exception as error:
+        log.info("keeping Python workers warm failed", error=str(error)[:200])
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+
+
+def _same(batches: Any) -> Any:
+    yield from batches
