@@ -148,8 +148,8 @@ def test_each_row_names_its_rule_and_a_named_rule_must_fit_the_move(db_session: 
 
 def test_the_jobs_of_a_lost_worker_are_requeued_and_it_is_fenced(db_session: Session) -> None:
     lost, other = new_job(db_session), new_job(db_session)
-    for job, worker in ((lost, "dead"), (other, "alive")):
-        assert orchestration.claim(db_session, job.id, worker=worker, lease=LEASE) is not None
+    for held, worker in ((lost, "dead"), (other, "alive")):
+        assert orchestration.claim(db_session, held.id, worker=worker, lease=LEASE) is not None
         db_session.commit()
     seen = orchestration.now() - timedelta(seconds=1)
     requeued = orchestration.requeue_lost(
