@@ -33,22 +33,23 @@ def stamp() -> str:
 
 
 _STAMPS = (
-    ("holder_last_seen", "detect"),
-    ("holder_noticed", "claim"),
-    ("claimed", "start"),
-    ("running", "plan"),
-    ("planned", "setup"),
-    ("restoring", "restore"),
-    ("restored", "first_snapshot"),
-    ("first_snapshot", ""),
+    ("holder_last_seen", ""),
+    ("holder_noticed", "detect"),
+    ("claimed", "claim"),
+    ("running", "start"),
+    ("planned", "plan"),
+    ("restoring", "setup"),
+    ("restored", "restore"),
+    ("first_snapshot", "first_snapshot"),
 )
-"""A (re)start's stamps in order, each with the phase that runs from it to the next."""
+"""A (re)start's stamps in order, each with the phase that ends at it."""
 
 
 def recovery_phases(timings: dict[str, Any]) -> list[tuple[str, float]]:
     """Seconds of each phase from the lost holder's last beat (else the queueing) to the
     attempt's first snapshot: between each two consecutive stamps that are known, named by
-    the first one's phase; ``total`` last."""
+    the phase that ends at the second (a first attempt, which restores nothing, goes from
+    ``plan`` to ``first_snapshot``); ``total`` last."""
     lost = timings.get("holder_lost") or {}
     known = {
         **timings,
@@ -62,7 +63,7 @@ def recovery_phases(timings: dict[str, Any]) -> list[tuple[str, float]]:
     ]
     phases = [
         (phase, round((end - begin).total_seconds(), 3))
-        for (phase, begin), (_, end) in pairwise(times)
+        for (_, begin), (phase, end) in pairwise(times)
     ]
     if "first_snapshot" in timings and len(times) > 1:
         phases.append(("total", round((times[-1][1] - times[0][1]).total_seconds(), 3)))

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("jetspark.worker")
 
 PARTITIONS = 271
-EPOCHS = 4
+EPOCHS = 2
 
 
 def warm_up_job() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import ProgrammingError
 from sqlalchemy.orm import Session
 
 LOCK_SPACE = 0x4A534C57
@@ -49,7 +50,10 @@ def register(conn: Connection, worker: str, *, host: str, pid: int) -> tuple[int
     autocommit connection. Returns the lock key and whether the lock is held (False only
     while a former session of this worker, cut off but not yet ended, still holds it)."""
     for setting in SESSION_SETTINGS:
-        conn.execute(text(setting))
+        try:
+            conn.execute(text(setting))
+        except ProgrammingError:  # a server that lacks one (tcp_user_timeout: before 12)
+            continue
     key = conn.execute(
         text(
             "INSERT INTO workers (id, host, pid) VALUES (:id, :host, :pid) "
