@@ -161,7 +161,14 @@ class Worker:
         if free <= 0:
             self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
             return
-        entries = self.take_busy(free) or self.reap(free) or self.dequeue(free)
+        entries = self.take_busy(free) or self.reap(free)
+        if not entries:
+            # A job that ran before (its worker lost, stopped or hung) goes ahead of the new
+            # ones the stream would hand out first: a stream's recovery waits for no backlog.
+            free -= len(self.claim_resumed(free))
+            if free <= 0:
+                return
+            entries = self.dequeue(free)
         for entry in entries:
             self.claim(entry)
         if not entries:
@@ -230,14 +237,26 @@ class Worker:
 
     def claim_unannounced(self, count: int) -> list[HeldJob]:
         """Claim jobs queued for a while that no announcement brought here (lost, dropped)."""
+        return self.claim_from_postgres(
+            count, timedelta(seconds=self.settings.claim_unannounced_after_s)
+        )
+
+    def claim_resumed(self, count: int) -> list[HeldJob]:
+        """Claim queued jobs that ran before, as soon as they are queued again."""
+        return self.claim_from_postgres(count, timedelta(0), resumed_only=True)
+
+    def claim_from_postgres(
+        self, count: int, older_than: timedelta, *, resumed_only: bool = False
+    ) -> list[HeldJob]:
         with self.sessions() as session:
             jobs = orchestration.claim_queued(
                 session,
                 worker=self.id,
                 lease=self.lease,
-                older_than=timedelta(seconds=self.settings.claim_unannounced_after_s),
+                older_than=older_than,
                 limit=count,
                 max_running=self.max_running,
+                resumed_only=resumed_only,
             )
             for job in jobs:
                 self.fit_plan(job)

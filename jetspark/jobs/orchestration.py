@@ -308,19 +308,21 @@ def claim_queued(
     older_than: timedelta,
     limit: int,
     max_running: int = 0,
+    resumed_only: bool = False,
 ) -> list[Job]:
     """Claim up to ``limit`` jobs QUEUED for longer than ``older_than``, oldest first, straight
     from PostgreSQL: the jobs whose announcement was lost or dropped. The caller commits.
+    With ``resumed_only``, only jobs that ran before (requeued because their worker was lost,
+    stopped or let its lease run out, or resumed): a worker takes those before new ones,
+    which the jobs stream would otherwise hand out first.
 
     Candidates are read unlocked and taken one by one (a row locked elsewhere is skipped): a
     principal past its quota holds nothing up for the others."""
     cutoff = func.now() - older_than  # the database's clock, as for updated_at
-    candidates = session.execute(
-        select(Job.id)
-        .where(Job.status == S.QUEUED.value, Job.updated_at <= cutoff)
-        .order_by(Job.created_at)
-        .limit(limit + 50)
-    ).scalars()
+    queued = select(Job.id).where(Job.status == S.QUEUED.value, Job.updated_at <= cutoff)
+    if resumed_only:
+        queued = queued.where(Job.attempt > 0)
+    candidates = session.execute(queued.order_by(Job.created_at).limit(limit + 50)).scalars()
     taken: list[Job] = []
     for job_id in list(candidates):
         if len(taken) >= limit:

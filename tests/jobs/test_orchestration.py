@@ -248,3 +248,19 @@ def test_a_principal_past_its_running_quota_waits_while_others_are_claimed(
     db_session.commit()
     assert orchestration.claim(db_session, jobs[2], worker="w", lease=LEASE, max_running=2)
     db_session.commit()
+
+
+def test_claim_queued_resumed_only_takes_jobs_that_ran_before(db_session: Session) -> None:
+    fresh, resumed = new_job(db_session), new_job(db_session)
+    lost = f"lost-{uuid.uuid4().hex[:6]}"
+    assert orchestration.claim(db_session, resumed.id, worker=lost, lease=LEASE)
+    db_session.commit()
+    orchestration.requeue_lost(db_session, lost, by="judge", cause="lost", last_seen=None)
+    db_session.commit()
+    taken = orchestration.claim_queued(
+        db_session, worker="w", lease=LEASE, older_than=timedelta(0), limit=10**4, resumed_only=True
+    )
+    db_session.commit()
+    assert resumed.id in {job.id for job in taken} and fresh.id not in {job.id for job in taken}
+    assert all(job.attempt > 1 for job in taken)  # each ran before this claim
+    assert db_session.get(Job, fresh.id).status == "QUEUED"  # type: ignore[union-attr]
