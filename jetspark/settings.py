@@ -174,6 +174,10 @@ class WorkerSettings(BaseSettings):
     warm_up: bool = True
     """Run a small stream at start, before taking jobs (``worker/warm_up.py``): the first
     epochs of a stream it takes over do not pay the JVM's and Spark's first-run costs."""
+    yield_to_takeovers_s: float = Field(default=20.0, ge=0)
+    """A new worker waits at most this long before starting Spark while another worker is
+    taking over the jobs of a lost worker of the same host (its JVM's start would take the
+    CPU the takeover needs); 0: it never waits."""
     keep_warm_s: float = Field(default=45.0, ge=0)
     """An idle worker runs a one-row Python task this often (0: never), so that Spark, which
     stops Python workers idle for a minute, keeps them warm for the next job."""

@@ -212,3 +212,30 @@ class Liveness:
             stream.forget_consumer(self.client, self.keys, worker)
         except redis.RedisError as error:
             log.info("lost worker's consumer left", worker=worker, error=str(error)[:200])
+
+
+def yield_to_takeovers(
+    sessions: sessionmaker[Session], worker_id: str, *, deadline_s: float
+) -> float:
+    """Before a new worker starts its JVM: while another live worker is taking over the jobs
+    of a lost worker of this host, wait (at most ``deadline_s``). Two workers sharing two
+    cores, the replacement of a dead one would otherwise take, starting Spark, the CPU the
+    other needs to restore and run the stream it took over. Returns the seconds waited;
+    never raises."""
+    host, started = socket.gethostname(), time.monotonic()
+    beating = timedelta(seconds=2)
+    while time.monotonic() - started < deadline_s:
+        try:
+            with sessions() as session:
+                if not liveness.takeovers_on(session, host) or not liveness.others_alive(
+                    session, worker_id, within=beating
+                ):
+                    break
+        except Exception as error:  # PostgreSQL away: nothing to wait for that we can see
+            log.info("takeovers not looked at", error=str(error)[:200])
+            break
+        time.sleep(0.5)  # another process's takeover, bounded by the deadline
+    waited = time.monotonic() - started
+    if waited >= 0.5:
+        log.info("started after a takeover on this host", waited_s=round(waited, 2))
+    return waited

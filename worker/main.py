@@ -22,7 +22,7 @@ from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
 from jetspark.spark_session import start_spark
 from worker.engine import run_job
 from worker.engine.contract import RedisTarget
-from worker.liveness import Liveness
+from worker.liveness import Liveness, yield_to_takeovers
 from worker.loop import Worker, new_worker_id
 from worker.warm_up import warm_up
 
@@ -49,6 +49,7 @@ def run_worker() -> None:
         settings=settings,
     )
     liveness.start()
+    yield_to_takeovers(sessions, worker_id, deadline_s=settings.yield_to_takeovers_s)
     try:
         spark = start_spark(SparkSettings())
     except SparkConfError as error:

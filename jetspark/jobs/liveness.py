@@ -25,9 +25,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, or_, select, text
 from sqlalchemy.exc import ProgrammingError
 from sqlalchemy.orm import Session
+
+from jetspark.db.tables import Job
+from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
 
 LOCK_SPACE = 0x4A534C57
 """The first key of every worker's liveness lock (``pg_advisory_lock(int, int)``), so that
@@ -114,3 +117,32 @@ def lost_workers(
 def forget(session: Session | Connection, worker: str) -> None:
     """Remove ``worker``'s row (lost, or stopping cleanly); the caller commits."""
     session.execute(text("DELETE FROM workers WHERE id = :id"), {"id": worker})
+
+
+def takeovers_on(session: Session, host: str) -> int:
+    """Jobs of workers on ``host`` being taken over after their worker was lost: requeued
+    (``holder_lost``) and not yet past the new attempt's first snapshot."""
+    moving = [JobStatus.QUEUED.value, *(s.value for s in HELD_BY_WORKER)]
+    count = session.execute(
+        select(func.count())
+        .select_from(Job)
+        .where(
+            Job.status.in_(moving),
+            Job.worker.like(f"{host.replace('%', '')}:%"),
+            Job.timings.has_key("holder_lost"),
+            or_(~Job.timings.has_key("first_snapshot"), Job.timings.is_(None)),
+        )
+    ).scalar_one()
+    return int(count)
+
+
+def others_alive(session: Session, worker: str, *, within: timedelta) -> int:
+    """Workers other than ``worker`` that beat within ``within``."""
+    count = session.execute(
+        text(
+            "SELECT count(*) FROM workers "
+            "WHERE id <> :id AND heartbeat_at > now() - make_interval(secs => :within)"
+        ),
+        {"id": worker, "within": within.total_seconds()},
+    ).scalar_one()
+    return int(count)

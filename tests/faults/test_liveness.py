@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -247,3 +248,31 @@ def test_a_postgresql_restart_loses_nobody_but_a_death_meanwhile_is_noticed(
     for name in names[:2]:
         job = job_of(sessions, jobs[name])
         assert (job.status, job.worker, job.fencing_token) == ("STARTING", name, 1), name
+
+
+def test_a_takeover_on_this_host_is_seen_until_its_first_snapshot(
+    spawn: Callable[[str], Process], sessions: sessionmaker[Session]
+) -> None:
+    host = socket.gethostname()
+    lost, judge = f"{host}:1:{uuid.uuid4().hex[:6]}", f"{host}:2:{uuid.uuid4().hex[:6]}"
+    spawn(judge)
+    poll(lambda: lock_held(sessions, judge), what="the judge's lock")
+    with sessions() as session:
+        job = Job(name="moving", definition={"name": "moving"})
+        session.add(job)
+        orchestration.record_creation(session, job)
+        session.commit()
+        assert orchestration.claim(session, job.id, worker=lost, lease=LEASE)
+        session.commit()
+        assert liveness.takeovers_on(session, host) == 0  # held, its worker not lost
+        orchestration.requeue_lost(session, lost, by=judge, cause="lost", last_seen=None)
+        session.commit()
+        assert liveness.takeovers_on(session, host) == 1
+        assert liveness.takeovers_on(session, f"not-{host}") == 0
+        assert liveness.others_alive(session, lost, within=timedelta(seconds=2)) == 1
+        assert liveness.others_alive(session, judge, within=timedelta(seconds=2)) == 0
+        taken = orchestration.claim(session, job.id, worker=judge, lease=LEASE)
+        assert taken is not None
+        taken.timings = {**(taken.timings or {}), "first_snapshot": "2026-01-01T00:00:00+00:00"}
+        session.commit()
+        assert liveness.takeovers_on(session, host) == 0
