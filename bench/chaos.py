@@ -240,6 +240,9 @@ def main() -> int:
         help="seconds from a kill to its replacement's start (jetspark up's backoff: 0.5)",
     )
     args = parser.parse_args()
+    # SIGTERM (timeout, Ctrl-C in a supervisor) ends the run through its finally blocks:
+    # the workers and the servers it started are stopped.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     with (
         tempfile.TemporaryDirectory(prefix="jetspark-chaos-") as home_dir,
         services(Path(home_dir)) as (database, redis_url),

@@ -208,6 +208,9 @@ def main() -> int:
     parser.add_argument("--submit-every", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
+    # SIGTERM (timeout, Ctrl-C in a supervisor) ends the run through its finally blocks:
+    # the workers and the servers it started are stopped.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     chance = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="jetspark-faults-") as home_dir:
         stack = Stack(Path(home_dir), workers=2)
