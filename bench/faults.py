@@ -9,7 +9,10 @@ stream (``exactly_once``) runs throughout. Each cycle is the four faults in a ra
 each followed by a pause of ``--pause`` seconds. At the end the stream is cancelled and the
 batch jobs are given time to finish. Reported: jobs accepted, completed, lost (accepted but
 never completed: must be 0), duplicated results (0), wrong windows (0), 5xx answers other
-than 503, and per fault the time from its end to the stream's next committed snapshot.
+than 503, and per fault the time from its end to the stream's next committed snapshot; for a
+worker SIGKILL (of the stream's holder, with the default lease) from the kill, split into its
+phases as the resumed attempt's timings tell them (``worker/timings.py``: detect, claim,
+start, plan, setup, restore, first_snapshot).
 """
 
 from __future__ import annotations
@@ -35,15 +38,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bench.chaos import PHASES, phases_of
 from bench.submit_latency import fresh_database
 from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job, JobResult
 from jetspark.embedded.postgres import EmbeddedPostgres
 from jetspark.embedded.process import free_port
 from jetspark.embedded.redis import EmbeddedRedis
+from jetspark.jobs import orchestration
+from jetspark.queue.keys import Keys
 
 JETSPARK = str(Path(sys.executable).with_name("jetspark"))
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "word-count.json"
@@ -147,10 +154,8 @@ class Stack:
             "JETSPARK_DATABASE_URL": url,
             "JETSPARK_REDIS_URL": redis_url,
             "JETSPARK_API_TOKENS": TOKEN,
-            "JETSPARK_WORKER_LEASE_S": "5",
-            "JETSPARK_WORKER_HEARTBEAT_S": "0.5",
-            "JETSPARK_WORKER_RECONCILE_INTERVAL_S": "2",
-            "JETSPARK_WORKER_REANNOUNCE_AFTER_S": "5",
+            # The workers' lease, heartbeat and reconciler are the defaults: a lost worker
+            # is noticed by its liveness session, not by a lease tuned short.
             "JETSPARK_WORKER_MAX_CONCURRENT_JOBS": "2",
             "JETSPARK_SPARK_MASTER": "local[1]",
             "JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH": "200",
@@ -203,6 +208,9 @@ def main() -> int:
     parser.add_argument("--submit-every", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
+    # SIGTERM (timeout, Ctrl-C in a supervisor) ends the run through its finally blocks:
+    # the workers and the servers it started are stopped.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     chance = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="jetspark-faults-") as home_dir:
         stack = Stack(Path(home_dir), workers=2)
@@ -248,6 +256,7 @@ def run(
     )
     thread.start()
     recoveries: dict[str, list[float]] = {}
+    phases: list[dict[str, float]] = []
 
     def redis_restart() -> None:
         stack.redis.stop()
@@ -272,6 +281,16 @@ def run(
         stack.kill(victim)
         stack.start(victim)
 
+    def workers_warm() -> bool:
+        """Every worker's loop runs (it heartbeats): a kill has a warm worker to go to."""
+        try:
+            client = redis.Redis(port=stack.redis_port, decode_responses=True)
+            beating = {k.split(":")[-2] for k in client.scan_iter(Keys().worker_heartbeat("*"))}
+            client.close()
+        except redis.RedisError:
+            return False
+        return all(str(stack.processes[n].pid) in beating for n in stack.worker_names)
+
     faults: dict[str, Callable[[], None]] = {
         "redis restart": redis_restart,
         "postgresql restart": postgres_restart,
@@ -283,12 +302,17 @@ def run(
             order = list(faults)
             chance.shuffle(order)
             for name in order:
+                if name == "worker SIGKILL":
+                    wait(workers_warm, 300, "every worker warm before the kill")
                 before = last_snapshot(sessions, stream_id)
+                killed = orchestration.now()
                 faults[name]()
                 recoveries.setdefault(name, []).append(
                     next_snapshot_after(sessions, stream_id, before)
                 )
                 job = read(sessions, stream_id)
+                if name == "worker SIGKILL" and job is not None:
+                    phases.append(phases_of(job.timings or {}, killed))
                 print(
                     f"cycle {cycle + 1:2} {name:<19} next snapshot after "
                     f"{recoveries[name][-1]:6.1f} s (stream {job.status if job else '?'})",
@@ -298,7 +322,7 @@ def run(
     finally:
         stop.set()
         thread.join(timeout=30)
-    return report(stack, sessions, http, stream_id, submitted, recoveries)
+    return report(stack, sessions, http, stream_id, submitted, recoveries, phases)
 
 
 def next_snapshot_after(sessions: sessionmaker[Session], stream_id: str, before: int) -> float:
@@ -343,6 +367,7 @@ def report(
     stream_id: str,
     submitted: Submissions,
     recoveries: dict[str, list[float]],
+    phases: list[dict[str, float]],
 ) -> int:
     http.post(f"/v1/jobs/{stream_id}/cancel").raise_for_status()
 
@@ -407,6 +432,13 @@ def report(
             f"{name:<19} fault end -> next snapshot: median {median:.1f} s, "
             f"max {max(times):.1f} s ({len(times)} faults)"
         )
+    for phase in PHASES:
+        values = [p[phase] for p in phases if phase in p]
+        if values:
+            print(
+                f"  worker SIGKILL {phase:<15} median {statistics.median(values):5.2f} s, "
+                f"max {max(values):5.2f} s"
+            )
     logs = sorted(stack.home.glob("*.log"))
     keep = Path("bench-faults-logs")
     shutil.rmtree(keep, ignore_errors=True)

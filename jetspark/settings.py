@@ -169,6 +169,26 @@ class WorkerSettings(BaseSettings):
     """How often an entry whose row stayed locked is tried again before it is dropped (the
     poll above still finds the job if it is queued)."""
 
+    # -- noticing a dead worker at once (issue 24, ``jetspark.jobs.liveness``) ----------------
+    liveness_interval_s: float = Field(default=0.25, gt=0)
+    """How often a worker beats on its liveness session and looks for lost workers."""
+    liveness_lost_after_s: float = Field(default=0.5, gt=0)
+    """A worker whose liveness lock is free and whose beat is this old is lost: its jobs are
+    requeued at once (the lease still judges a worker that is hung but whose session lives)."""
+    warm_up: bool = True
+    """Run a small stream at start, before taking jobs (``worker/warm_up.py``): the first
+    epochs of a stream it takes over do not pay the JVM's and Spark's first-run costs."""
+    yield_to_takeovers_s: float = Field(default=20.0, ge=0)
+    """A new worker waits at most this long before starting Spark while another worker is
+    taking over the jobs of a lost worker of the same host (its JVM's start would take the
+    CPU the takeover needs); 0: it never waits."""
+    keep_warm_s: float = Field(default=45.0, ge=0)
+    """An idle worker runs a one-row Python task this often (0: never), so that Spark, which
+    stops Python workers idle for a minute, keeps them warm for the next job."""
+    liveness_settle_s: float = Field(default=3.0, ge=0)
+    """After PostgreSQL (re)started, or a judge's own liveness session did, nobody is judged
+    for this long: every worker's lock went with the old sessions and is taken again."""
+
 
 class StreamSettings(BaseSettings):
     """The epoch engine of streaming jobs."""

@@ -21,6 +21,7 @@ TABLES = {
     "snapshots",
     "lifecycle_requests",
     "webhook_deliveries",
+    "workers",
 }
 VIEWS = {"job_results"}
 

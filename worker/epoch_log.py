@@ -14,6 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import structlog
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,6 +23,9 @@ from jetspark.jobs import orchestration
 from jetspark.jobs.snapshots import committed_named, latest_committed, summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
 from worker.results import ResultsWriter
+from worker.timings import recovery_phases, stamp
+
+log = structlog.get_logger("jetspark.worker")
 
 
 class PgEpochLog:
@@ -33,23 +37,42 @@ class PgEpochLog:
         *,
         results_cap: int,
         principal: str,
+        timings: dict[str, Any] | None = None,
     ) -> None:
         self.sessions, self.job_id, self.token = sessions, job_id, fencing_token
         self.results = ResultsWriter(job_id, results_cap)
         self.principal = principal
         """The job's owner: its ``initial_snapshot`` names one of this principal's."""
+        self.timings: dict[str, Any] = timings if timings is not None else {}
+        """The attempt's timings (``JobControl.timings``): the log stamps when a restore
+        began (``restoring``) and ended (``restored``: the first epoch is asked for), the
+        first epoch's commit and the first snapshot's; the latter is stored with the job
+        then, so a running stream's view says where its recovery's seconds went."""
 
     def restore_point(self) -> SnapshotRecord | None:
+        began = stamp()
         with self.sessions() as session:
             row = latest_committed(session, self.job_id)
-            return None if row is None else record_of(row)
+            return None if row is None else self._restoring(began, record_of(row))
 
     def named_snapshot(self, name: str) -> SnapshotRecord | None:
+        began = stamp()
         with self.sessions() as session:
             row = committed_named(session, self.principal, name)
-            return None if row is None else record_of(row)
+            return None if row is None else self._restoring(began, record_of(row))
+
+    def _restoring(self, began: str, record: SnapshotRecord) -> SnapshotRecord:
+        self.timings.setdefault("restoring", began)
+        self.timings.setdefault("restored_snapshot", record.snapshot_id)
+        return record
+
+    def _epochs_begin(self) -> None:
+        """The engine asks for its first epoch: whatever it restored is in place."""
+        if "restoring" in self.timings:
+            self.timings.setdefault("restored", stamp())
 
     def planned_ranges(self, epoch: int) -> dict[str, Any] | None:
+        self._epochs_begin()
         with self.sessions() as session:
             row = session.execute(
                 select(Snapshot).where(
@@ -64,6 +87,7 @@ class PgEpochLog:
             return planned
 
     def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None:
+        self._epochs_begin()
         with self.sessions() as session:
             # Fenced, but not a change anyone watches: no version bump, no NOTIFY.
             orchestration.held_by(session, self.job_id, fencing_token=self.token)
@@ -105,6 +129,7 @@ class PgEpochLog:
             self.results.reset()
 
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
+        self._epochs_begin()
         with self.sessions() as session:
             if commit.snapshot is not None and self._committed(session, commit.snapshot):
                 return []  # a retry after a commit whose answer an outage lost
@@ -126,11 +151,24 @@ class PgEpochLog:
                 if planned is not None and commit.snapshot is None:
                     planned.stats = {**planned.stats, "results_committed": True}
             dropped: list[SnapshotRecord] = []
+            first_snapshot = commit.snapshot is not None and "first_snapshot" not in self.timings
             if commit.snapshot is not None:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
+            if first_snapshot:  # the attempt's phases so far, kept with the job now
+                self.timings.setdefault("first_epoch", stamp())
+                self.timings["first_snapshot"] = stamp()
+                job.timings = dict(self.timings)
             session.commit()
+            self.timings.setdefault("first_epoch", stamp())
             self.results.committed()
-            return dropped
+        if first_snapshot:
+            log.info(
+                "first snapshot of this attempt committed",
+                job=str(self.job_id),
+                snapshot=commit.snapshot.snapshot_id if commit.snapshot else None,
+                **{f"{phase}_s": seconds for phase, seconds in recovery_phases(self.timings)},
+            )
+        return dropped
 
     def _planned(self, session: Session, epoch: int) -> Snapshot | None:
         """The epoch's planned row (exactly-once), while no snapshot committed it."""

@@ -11,10 +11,11 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 import structlog
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark import joblogs
@@ -31,8 +32,10 @@ from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
+from worker.liveness import Liveness
 from worker.reconciler import reconcile
 from worker.runner import EngineRun, HeldJob, perform
+from worker.warm_up import keep_python_workers
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,6 +45,13 @@ log = structlog.get_logger("jetspark.worker")
 
 def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def _engine_of(sessions: sessionmaker[Session]) -> Engine:
+    bind = sessions.kw.get("bind")
+    if not isinstance(bind, Engine):
+        raise TypeError("the worker's sessions must be bound to an Engine")
+    return bind
 
 
 class Worker:
@@ -58,6 +68,7 @@ class Worker:
         settings: WorkerSettings | None = None,
         worker_id: str | None = None,
         retention_settings: RetentionSettings | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         self.spark = spark
         self.sessions = sessions
@@ -92,10 +103,24 @@ class Worker:
         self.retention = retention_settings or RetentionSettings()
         self.retention_policy = retention.Policy.of(self.retention)
         self._next_sweep = 0.0
+        self._next_keep_warm = time.monotonic() + self.settings.keep_warm_s
+        self.liveness = liveness or Liveness(
+            engine=_engine_of(sessions),
+            sessions=sessions,
+            client=client,
+            keys=keys,
+            worker_id=self.id,
+            settings=self.settings,
+        )
+        """This worker's liveness lock and beat, and the judge of the others: a dead
+        worker's jobs are requeued about a second after its death (started by ``run``, if
+        not before)."""
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
-        """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed."""
+        """Work until ``stop()``; then stop taking jobs and let running ones be reclaimed.
+        The liveness lock is taken first and kept until ``close``."""
+        self.liveness.start()
         log.info("worker started", worker=self.id)
         while not self.stopping.is_set():
             try:
@@ -120,16 +145,30 @@ class Worker:
         if now >= self._next_reconcile:
             self.reconcile()
             self._next_reconcile = now + self.settings.reconcile_interval_s
+        if self.settings.keep_warm_s and not self.held and now >= self._next_keep_warm:
+            keep_python_workers(self.spark)  # idle: Spark would stop them after a minute
+            self._next_keep_warm = now + self.settings.keep_warm_s
         if self.retention.enabled and now >= self._next_sweep:
             # Set first: a sweep that fails (the turn is retried) waits for its next interval.
             self._next_sweep = now + self.retention.interval_s
             if self.sweep() >= self.retention_policy.batch:
                 self._next_sweep = now  # more are due: the next turn sweeps again
         free = self.settings.max_concurrent_jobs - len(self.held)
+        if self.liveness.thread is not None and not self.liveness.held.is_set():
+            # Without our lock the others may take us for lost: take no job until it is held.
+            self.liveness.held.wait(min(0.2, self.settings.heartbeat_s))
+            return
         if free <= 0:
             self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
             return
-        entries = self.take_busy(free) or self.reap(free) or self.dequeue(free)
+        entries = self.take_busy(free) or self.reap(free)
+        if not entries:
+            # A job that ran before (its worker lost, stopped or hung) goes ahead of the new
+            # ones the stream would hand out first: a stream's recovery waits for no backlog.
+            free -= len(self.claim_resumed(free))
+            if free <= 0:
+                return
+            entries = self.dequeue(free)
         for entry in entries:
             self.claim(entry)
         if not entries:
@@ -138,6 +177,11 @@ class Worker:
     def stop(self) -> None:
         self.stopping.set()
         self.slot_freed.set()
+
+    def close(self) -> None:
+        """End the liveness session (after ``drain``). A worker that still holds jobs keeps
+        its row: the others take it for lost and requeue them at once."""
+        self.liveness.stop(forget=not self.held)
 
     # -- the lifecycle ------------------------------------------------------------------
     def dequeue(self, count: int) -> list[stream.Entry]:
@@ -193,14 +237,26 @@ class Worker:
 
     def claim_unannounced(self, count: int) -> list[HeldJob]:
         """Claim jobs queued for a while that no announcement brought here (lost, dropped)."""
+        return self.claim_from_postgres(
+            count, timedelta(seconds=self.settings.claim_unannounced_after_s)
+        )
+
+    def claim_resumed(self, count: int) -> list[HeldJob]:
+        """Claim queued jobs that ran before, as soon as they are queued again."""
+        return self.claim_from_postgres(count, timedelta(0), resumed_only=True)
+
+    def claim_from_postgres(
+        self, count: int, older_than: timedelta, *, resumed_only: bool = False
+    ) -> list[HeldJob]:
         with self.sessions() as session:
             jobs = orchestration.claim_queued(
                 session,
                 worker=self.id,
                 lease=self.lease,
-                older_than=timedelta(seconds=self.settings.claim_unannounced_after_s),
+                older_than=older_than,
                 limit=count,
                 max_running=self.max_running,
+                resumed_only=resumed_only,
             )
             for job in jobs:
                 self.fit_plan(job)
@@ -216,6 +272,13 @@ class Worker:
 
     def hold(self, job: Job, entry_id: str | None) -> HeldJob:
         """Start performing a job just claimed (and committed)."""
+        timings: dict[str, Any] = {
+            "queued": (job.announced_at or job.created_at).isoformat(),
+            "claimed": job.updated_at.isoformat(),
+        }
+        lost = (job.timings or {}).get("holder_lost")
+        if lost and lost.get("attempt") == job.attempt - 1:  # the last attempt's worker died
+            timings["holder_lost"] = lost
         held = HeldJob(
             job=RunnableJob(
                 id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
@@ -230,12 +293,10 @@ class Worker:
                     job.fencing_token,
                     results_cap=RESULTS_CAP,
                     principal=job.principal,
+                    timings=timings,
                 ),
                 redis=RedisTarget.of_client(self.client, self.keys.namespace, job.principal),
-                timings={
-                    "queued": (job.announced_at or job.created_at).isoformat(),
-                    "claimed": job.updated_at.isoformat(),
-                },
+                timings=timings,
             ),
         )
         timeout = (held.job.definition.get("config") or {}).get("timeout_s")

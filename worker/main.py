@@ -21,7 +21,10 @@ from jetspark.settings import (
 from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
 from jetspark.spark_session import start_spark
 from worker.engine import run_job
-from worker.loop import Worker
+from worker.engine.contract import RedisTarget
+from worker.liveness import Liveness, yield_to_takeovers
+from worker.loop import Worker, new_worker_id
+from worker.warm_up import warm_up
 
 log = structlog.get_logger("jetspark.worker")
 
@@ -31,20 +34,43 @@ def run_worker() -> None:
     database, redis_settings = DatabaseSettings(), RedisSettings()
     if not database.url or not redis_settings.url:
         raise SystemExit("error: set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL")
+    engine = make_engine(database.url, pool_size=4)
+    sessions = make_session_factory(engine)
+    client, keys = fail_fast(redis_settings.url), Keys(redis_settings.namespace)
+    settings, worker_id = WorkerSettings(), new_worker_id()
+    # Alive (and judging the others) while Spark starts: a replacement for a worker that
+    # died finds it lost and requeues its jobs at once, not once its own JVM is up.
+    liveness = Liveness(
+        engine=engine,
+        sessions=sessions,
+        client=client,
+        keys=keys,
+        worker_id=worker_id,
+        settings=settings,
+    )
+    liveness.start()
+    yield_to_takeovers(sessions, worker_id, deadline_s=settings.yield_to_takeovers_s)
     try:
         spark = start_spark(SparkSettings())
     except SparkConfError as error:
         # One line and a code `jetspark up` does not restart on: a bad setting stays bad.
         print(f"error: {error}", file=sys.stderr)
+        liveness.stop()
         raise SystemExit(EXIT_CONFIG) from None
-    engine = make_engine(database.url, pool_size=4)
+    except BaseException:
+        liveness.stop()
+        raise
+    if settings.warm_up:
+        warm_up(spark, RedisTarget.of_client(client, keys.namespace))
     worker = Worker(
         spark=spark,
-        sessions=make_session_factory(engine),
-        client=fail_fast(redis_settings.url),
-        keys=Keys(redis_settings.namespace),
+        sessions=sessions,
+        client=client,
+        keys=keys,
         engine_run=run_job,
-        settings=WorkerSettings(),
+        settings=settings,
+        worker_id=worker_id,
+        liveness=liveness,
     )
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -58,12 +84,13 @@ def run_worker() -> None:
         worker.run()
         worker.drain(ShutdownSettings().grace_s)
     finally:
-        # Jobs still running are left to another worker (their lease runs out): mark them
-        # stopped first, so the errors spark.stop() raises in their threads are not recorded
-        # as the jobs' failures.
+        # Jobs still running are left to another worker (which takes this one for lost once
+        # its liveness session ends): mark them stopped first, so the errors spark.stop()
+        # raises in their threads are not recorded as the jobs' failures.
         for held in list(worker.held.values()):
             held.abandoned.set()
             held.control.cancelled.set()
+        worker.close()  # jobs still held are requeued by the others once the session ends
         spark.stop()
         engine.dispose()
 

@@ -2,7 +2,8 @@
 
 Re-announces QUEUED jobs that Redis may have lost (it restarted empty, or an XADD failed
 after the commit), and requeues jobs whose holder's lease ran out without anybody reclaiming
-them. One reconciler runs at a time, under a Redis lock.
+them (rule ``lease-expired``: a hung worker; a dead one's jobs were requeued by the others'
+liveness threads long before). One reconciler runs at a time, under a Redis lock.
 """
 
 from __future__ import annotations
@@ -46,15 +47,20 @@ def reconcile(
     with sessions() as session:
         now = orchestration.now()
         expired = session.execute(
-            select(Job.id).where(
+            select(Job.id, Job.worker).where(
                 Job.status.in_([s.value for s in HELD_BY_WORKER]),
                 Job.lease_expires_at < now,
             )
-        ).scalars()
-        for job_id in list(expired):
+        )
+        for job_id, holder in list(expired):
             try:
                 orchestration.transition(
-                    session, job_id, JobStatus.QUEUED, cause="lease expired", worker=worker
+                    session,
+                    job_id,
+                    JobStatus.QUEUED,
+                    rule="lease-expired",
+                    cause=f"lease of worker {holder} expired",
+                    worker=worker,
                 )
                 session.commit()
             except OrchestrationError:

@@ -101,7 +101,28 @@ class JobTransition(Base):
     cause: Mapped[str] = mapped_column(Text)
     worker: Mapped[str | None] = mapped_column(String(128))
     attempt: Mapped[int] = mapped_column(Integer)
+    rule: Mapped[str | None] = mapped_column(String(32))
+    """The name of the ``orchestration.RULES`` rule that allowed the move (None: before 0012
+    named them)."""
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class WorkerRow(Base):
+    """A live worker process (``jetspark.jobs.liveness``): while it lives it holds a
+    session-level advisory lock keyed by ``lock_key`` on a connection of its own, and beats
+    ``heartbeat_at``. Its death (SIGKILL, OOM, power) ends the session and so releases the
+    lock, which the other workers see in ``pg_locks``."""
+
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    lock_key: Mapped[int] = mapped_column(Integer, Identity(), unique=True)
+    host: Mapped[str] = mapped_column(String(256))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    heartbeat_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
 
 
 class Snapshot(Base):

@@ -32,7 +32,8 @@ S = JobStatus
 
 @dataclass(frozen=True)
 class Rule:
-    """A named transition from any of ``sources`` to ``target``."""
+    """A named transition from any of ``sources`` to ``target``; every transition row records
+    the name of the rule that allowed it (``job_transitions.rule``)."""
 
     name: str
     sources: frozenset[JobStatus]
@@ -40,6 +41,7 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("submit", frozenset(), S.QUEUED),  # a new job's first row
     Rule("claim", frozenset({S.QUEUED}), S.STARTING),
     Rule("start", frozenset({S.STARTING}), S.RUNNING),
     Rule("complete-inputs", frozenset({S.RUNNING}), S.COMPLETING),
@@ -53,12 +55,26 @@ RULES: tuple[Rule, ...] = (
     Rule("suspend", frozenset({S.QUEUED, S.STARTING, S.RUNNING}), S.SUSPENDED),
     Rule("resume", frozenset({S.SUSPENDED}), S.QUEUED),
     Rule("restart", frozenset({S.STARTING, S.RUNNING}), S.RESTARTING),
-    Rule("requeue", frozenset({S.STARTING, S.RUNNING, S.COMPLETING, S.RESTARTING}), S.QUEUED),
+    # Back to the queue: the holder gives the job back (a handover, an outage, a restart) ...
+    Rule("requeue", HELD_BY_WORKER, S.QUEUED),
+    # ... its process died: the session lock it held is released (``jetspark.jobs.liveness``) ...
+    Rule("holder-lost", HELD_BY_WORKER, S.QUEUED),
+    # ... or it stopped renewing its lease (hung, partitioned): what a crash detector cannot see.
+    Rule("lease-expired", HELD_BY_WORKER, S.QUEUED),
 )
+
+RULE_NAMED: dict[str, Rule] = {rule.name: rule for rule in RULES}
 
 ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     status: frozenset(rule.target for rule in RULES if status in rule.sources) for status in S
 }
+
+
+def rule_for(current: JobStatus, target: JobStatus, name: str | None = None) -> Rule | None:
+    """The rule ``name`` if it moves ``current`` to ``target``; without a name, the first rule
+    that does. None: no rule allows it."""
+    candidates = [RULE_NAMED[name]] if name is not None else RULES
+    return next((r for r in candidates if current in r.sources and r.target is target), None)
 
 
 class OrchestrationError(Exception):
@@ -72,10 +88,13 @@ class JobNotFound(OrchestrationError):
 
 
 class IllegalTransition(OrchestrationError):
-    def __init__(self, job_id: uuid.UUID, current: JobStatus, target: JobStatus) -> None:
+    def __init__(
+        self, job_id: uuid.UUID, current: JobStatus, target: JobStatus, rule: str | None = None
+    ) -> None:
         allowed = ", ".join(sorted(ALLOWED[current])) or "none (terminal)"
+        by = f" by rule {rule!r}" if rule is not None else ""
         super().__init__(
-            f"job {job_id} is {current.value}; it cannot become {target.value} "
+            f"job {job_id} is {current.value}; it cannot become {target.value}{by} "
             f"(allowed from {current.value}: {allowed})"
         )
         self.job_id, self.current, self.target = job_id, current, target
@@ -113,13 +132,19 @@ def notify_deleted(session: Session, job: Job) -> None:
 
 
 def _record(
-    session: Session, job: Job, source: JobStatus | None, cause: str, worker: str | None
+    session: Session,
+    job: Job,
+    source: JobStatus | None,
+    rule: Rule,
+    cause: str,
+    worker: str | None,
 ) -> None:
     session.add(
         JobTransition(
             job_id=job.id,
             from_status=source.value if source else None,
             to_status=job.status,
+            rule=rule.name,
             cause=cause,
             worker=worker,
             attempt=job.attempt,
@@ -133,7 +158,7 @@ def _record(
 def record_creation(session: Session, job: Job) -> None:
     """Record the first row of a new job's history (call after ``session.add(job)``)."""
     session.flush()
-    _record(session, job, None, "submitted", None)
+    _record(session, job, None, RULE_NAMED["submit"], "submitted", None)
 
 
 def load_for_update(session: Session, job_id: uuid.UUID) -> Job:
@@ -153,9 +178,11 @@ def transition(
     cause: str,
     worker: str | None = None,
     fencing_token: int | None = None,
+    rule: str | None = None,
     **fields: Any,
 ) -> Job:
-    """Move a job to ``target`` if a rule allows it; the caller commits.
+    """Move a job to ``target`` if a rule allows it (the rule named ``rule``, else the first
+    that moves its status there); the caller commits.
 
     ``fencing_token`` is given by workers: their write is refused when a later claim (or a
     user's cancel) has moved the token on. ``fields`` are other columns to set with it.
@@ -164,8 +191,8 @@ def transition(
     if fencing_token is not None and fencing_token != job.fencing_token:
         raise StaleFencingToken(job_id, fencing_token, job.fencing_token)
     current = JobStatus(job.status)
-    if target not in ALLOWED[current]:
-        raise IllegalTransition(job_id, current, target)
+    if rule_for(current, target, rule) is None:
+        raise IllegalTransition(job_id, current, target, rule)
     if fencing_token is None and current in HELD_BY_WORKER:
         # A user (not the holder) moved a held job: the holder must stop. Dropping the lease
         # and bumping the token refuses its next renewal and every later write.
@@ -173,7 +200,7 @@ def transition(
         job.lease_expires_at = None
     elif target not in HELD_BY_WORKER:
         job.lease_expires_at = None
-    return _move(session, job, target, cause=cause, worker=worker, **fields)
+    return _move(session, job, target, rule=rule, cause=cause, worker=worker, **fields)
 
 
 def _move(
@@ -183,14 +210,17 @@ def _move(
     *,
     cause: str,
     worker: str | None,
+    rule: str | None = None,
     stamp: datetime | None = None,
     **fields: Any,
 ) -> Job:
-    """Move the locked ``job`` to ``target`` as the rules allow, set ``fields`` and record
-    the transition: every status change goes through here."""
+    """Move the locked ``job`` to ``target`` as the rules allow (the rule named ``rule``, else
+    the first that moves its status there), set ``fields`` and record the transition with
+    the rule's name: every status change goes through here."""
     current = JobStatus(job.status)
-    if target not in ALLOWED[current]:
-        raise IllegalTransition(job.id, current, target)
+    allowed = rule_for(current, target, rule)
+    if allowed is None:
+        raise IllegalTransition(job.id, current, target, rule)
     stamp = stamp or now()
     job.status = target.value
     job.version += 1
@@ -201,7 +231,7 @@ def _move(
         job.finished_at = stamp
     for name, value in fields.items():
         setattr(job, name, value)
-    _record(session, job, current, cause, worker)
+    _record(session, job, current, allowed, cause, worker)
     return job
 
 
@@ -278,19 +308,21 @@ def claim_queued(
     older_than: timedelta,
     limit: int,
     max_running: int = 0,
+    resumed_only: bool = False,
 ) -> list[Job]:
     """Claim up to ``limit`` jobs QUEUED for longer than ``older_than``, oldest first, straight
     from PostgreSQL: the jobs whose announcement was lost or dropped. The caller commits.
+    With ``resumed_only``, only jobs that ran before (requeued because their worker was lost,
+    stopped or let its lease run out, or resumed): a worker takes those before new ones,
+    which the jobs stream would otherwise hand out first.
 
     Candidates are read unlocked and taken one by one (a row locked elsewhere is skipped): a
     principal past its quota holds nothing up for the others."""
     cutoff = func.now() - older_than  # the database's clock, as for updated_at
-    candidates = session.execute(
-        select(Job.id)
-        .where(Job.status == S.QUEUED.value, Job.updated_at <= cutoff)
-        .order_by(Job.created_at)
-        .limit(limit + 50)
-    ).scalars()
+    queued = select(Job.id).where(Job.status == S.QUEUED.value, Job.updated_at <= cutoff)
+    if resumed_only:
+        queued = queued.where(Job.attempt > 0)
+    candidates = session.execute(queued.order_by(Job.created_at).limit(limit + 50)).scalars()
     taken: list[Job] = []
     for job_id in list(candidates):
         if len(taken) >= limit:
@@ -320,9 +352,9 @@ def _take(
         return None
     if max_running and _over_running_quota(session, job, max_running):
         return None
-    if expired:  # its holder is gone: queued again (the "requeue" rule), then claimed
+    if expired:  # its holder stopped renewing: queued again, then claimed
         cause = f"lease of worker {job.worker} expired"
-        _move(session, job, S.QUEUED, cause=cause, worker=worker, stamp=stamp)
+        _move(session, job, S.QUEUED, rule="lease-expired", cause=cause, worker=worker, stamp=stamp)
     job.worker = worker
     job.attempt += 1
     job.fencing_token += 1  # the new holder's writes only
@@ -338,6 +370,48 @@ def _take(
         error_message=None,
         error_chain=None,
     )
+
+
+def requeue_lost(
+    session: Session, lost_worker: str, *, by: str, cause: str, last_seen: datetime | None
+) -> list[uuid.UUID]:
+    """Queue again every job ``lost_worker`` holds, by the "holder-lost" rule: its process
+    died (``jetspark.jobs.liveness``). Its fencing token moves on, so should it only have been
+    cut off, its next renewal and every later write are refused. Stamps ``announced_at`` and
+    keeps, in ``timings``, when the holder was last seen and when its loss was noticed (the
+    next attempt shows them). The caller commits, then announces the returned jobs."""
+    stamp = now()
+    jobs = (
+        session.execute(
+            select(Job)
+            .where(Job.worker == lost_worker, Job.status.in_([s.value for s in HELD_BY_WORKER]))
+            .order_by(Job.id)
+            .with_for_update()
+        )
+        .scalars()
+        .all()
+    )
+    for job in jobs:
+        lost = {
+            "worker": lost_worker,
+            "attempt": job.attempt,
+            "last_seen": last_seen.isoformat() if last_seen else None,
+            "noticed": stamp.isoformat(),
+        }
+        job.fencing_token += 1
+        _move(
+            session,
+            job,
+            S.QUEUED,
+            rule="holder-lost",
+            cause=cause,
+            worker=by,
+            stamp=stamp,
+            lease_expires_at=None,
+            announced_at=stamp,
+            timings={"holder_lost": lost},
+        )
+    return [job.id for job in jobs]
 
 
 def renew_lease(

@@ -111,3 +111,13 @@ def ack(client: RedisClient, keys: Keys, entry_ids: list[str]) -> None:
             if "NOGROUP" not in str(error):
                 raise
         client.xdel(keys.jobs_stream, *entry_ids)
+
+
+def forget_consumer(client: RedisClient, keys: Keys, consumer: str) -> None:
+    """Remove a lost worker from the group with its pending entries (XGROUP DELCONSUMER):
+    its jobs were queued again and announced anew, so the entries are stale hints."""
+    try:
+        client.xgroup_delconsumer(keys.jobs_stream, keys.workers_group, consumer)
+    except redis.ResponseError as error:
+        if "NOGROUP" not in str(error):
+            raise

@@ -23,7 +23,7 @@ from tests.live_server import free_port
 pytestmark = pytest.mark.slow
 
 READY_DEADLINE_S = 90.0
-JOB_DEADLINE_S = 150.0  # the worker cold-starts Spark on two shared cores
+JOB_DEADLINE_S = 300.0  # the worker cold-starts Spark and warms up on two shared cores
 STOP_DEADLINE_S = 60.0
 
 

@@ -25,7 +25,7 @@ from jetspark.settings import DagLimits
 from tests.cli.conftest import JETSPARK, log_of, process_env
 from tests.databases import fresh_database
 
-COLD_START_DEADLINE_S = 150.0  # two Spark JVMs starting at once on two shared cores
+COLD_START_DEADLINE_S = 300.0  # two Spark JVMs starting and warming up at once on two cores
 LEASE_S = 3
 
 

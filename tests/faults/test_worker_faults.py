@@ -95,6 +95,7 @@ class Running:
         for worker in self.workers:
             worker.stop_running_jobs()
             worker.pool.shutdown(wait=True)
+            worker.close()
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from jetspark.jobs import orchestration
 from jetspark.jobs.orchestration import (
     ALLOWED,
     CHANNEL,
+    RULE_NAMED,
     IllegalTransition,
     JobBusy,
     JobNotFound,
@@ -31,6 +32,14 @@ def new_job(session: Session, status: JobStatus = JobStatus.QUEUED) -> Job:
     orchestration.record_creation(session, job)
     session.commit()
     return job
+
+
+def rules(session: Session, job_id: uuid.UUID) -> list[str | None]:
+    """The names of the rules that moved the job, oldest first."""
+    rows = session.execute(
+        select(JobTransition.rule).where(JobTransition.job_id == job_id).order_by(JobTransition.id)
+    )
+    return list(rows.scalars())
 
 
 def history(session: Session, job_id: uuid.UUID) -> list[tuple[str | None, str]]:
@@ -53,6 +62,9 @@ def test_every_move_is_allowed_or_refused_by_the_rules(
             db_session.commit()
             assert moved.status == target.value
             assert history(db_session, job.id)[-1] == (source.value, target.value)
+            rule = rules(db_session, job.id)[-1]
+            assert rule is not None and RULE_NAMED[rule].target is target
+            assert source in RULE_NAMED[rule].sources
         else:
             with pytest.raises(IllegalTransition, match=source.value):
                 orchestration.transition(db_session, job.id, target, cause="test")
@@ -114,6 +126,55 @@ def test_claim_refuses_a_live_lease_and_takes_an_expired_one(db_session: Session
     db_session.commit()
     assert taken is not None and taken.worker == "w2" and taken.attempt == 2
     assert history(db_session, job.id)[-2:] == [("STARTING", "QUEUED"), ("QUEUED", "STARTING")]
+    assert rules(db_session, job.id) == ["submit", "claim", "lease-expired", "claim"]
+
+
+def test_each_row_names_its_rule_and_a_named_rule_must_fit_the_move(db_session: Session) -> None:
+    job = new_job(db_session)
+    claimed = orchestration.claim(db_session, job.id, worker="w1", lease=LEASE)
+    db_session.commit()
+    assert claimed is not None
+    with pytest.raises(IllegalTransition, match="by rule 'resume'"):
+        orchestration.transition(
+            db_session, job.id, JobStatus.QUEUED, cause="t", rule="resume", fencing_token=1
+        )
+    db_session.rollback()
+    orchestration.transition(
+        db_session, job.id, JobStatus.QUEUED, cause="handed over", fencing_token=1
+    )
+    db_session.commit()
+    assert rules(db_session, job.id) == ["submit", "claim", "requeue"]
+
+
+def test_the_jobs_of_a_lost_worker_are_requeued_and_it_is_fenced(db_session: Session) -> None:
+    lost, other = new_job(db_session), new_job(db_session)
+    for held, worker in ((lost, "dead"), (other, "alive")):
+        assert orchestration.claim(db_session, held.id, worker=worker, lease=LEASE) is not None
+        db_session.commit()
+    seen = orchestration.now() - timedelta(seconds=1)
+    requeued = orchestration.requeue_lost(
+        db_session, "dead", by="judge", cause="worker dead lost", last_seen=seen
+    )
+    db_session.commit()
+    assert requeued == [lost.id]
+    db_session.expire_all()
+    job = db_session.get(Job, lost.id)
+    assert job is not None and job.status == "QUEUED" and job.lease_expires_at is None
+    assert job.fencing_token == 2 and job.announced_at is not None
+    assert job.timings == {
+        "holder_lost": {
+            "worker": "dead",
+            "attempt": 1,
+            "last_seen": seen.isoformat(),
+            "noticed": job.announced_at.isoformat(),
+        }
+    }
+    assert rules(db_session, lost.id) == ["submit", "claim", "holder-lost"]
+    assert not orchestration.renew_lease(db_session, lost.id, fencing_token=1, lease=LEASE)
+    untouched = db_session.get(Job, other.id)
+    assert untouched is not None and untouched.status == "STARTING"
+    # A second judge finds nothing left to requeue.
+    assert orchestration.requeue_lost(db_session, "dead", by="j2", cause="c", last_seen=None) == []
 
 
 def test_unknown_job_is_reported(db_session: Session) -> None:
@@ -187,3 +248,19 @@ def test_a_principal_past_its_running_quota_waits_while_others_are_claimed(
     db_session.commit()
     assert orchestration.claim(db_session, jobs[2], worker="w", lease=LEASE, max_running=2)
     db_session.commit()
+
+
+def test_claim_queued_resumed_only_takes_jobs_that_ran_before(db_session: Session) -> None:
+    fresh, resumed = new_job(db_session), new_job(db_session)
+    lost = f"lost-{uuid.uuid4().hex[:6]}"
+    assert orchestration.claim(db_session, resumed.id, worker=lost, lease=LEASE)
+    db_session.commit()
+    orchestration.requeue_lost(db_session, lost, by="judge", cause="lost", last_seen=None)
+    db_session.commit()
+    taken = orchestration.claim_queued(
+        db_session, worker="w", lease=LEASE, older_than=timedelta(0), limit=10**4, resumed_only=True
+    )
+    db_session.commit()
+    assert resumed.id in {job.id for job in taken} and fresh.id not in {job.id for job in taken}
+    assert all(job.attempt > 1 for job in taken)  # each ran before this claim
+    assert db_session.get(Job, fresh.id).status == "QUEUED"  # type: ignore[union-attr]
