@@ -70,7 +70,8 @@ def clean_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not UV.exists():
         pytest.fail(f"no {UV}: `make install` puts uv (pinned in the dev lock) there")
     where = tmp_path_factory.mktemp("clean-install")
-    _ok(_run([str(UV), "build", "--wheel", "--out-dir", str(where / "dist"), str(ROOT)], where))
+    # An sdist, then the wheel built from it elsewhere: no stale build/ of the tree gets in.
+    _ok(_run([str(UV), "build", "--out-dir", str(where / "dist"), str(ROOT)], where))
     (wheel,) = (where / "dist").glob("jetspark-*.whl")
     venv = where / "venv"
     _ok(_run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], where))

@@ -20,8 +20,9 @@ from jetspark.cli.reaper import become_subreaper, reap_orphans
 from jetspark.cli.services import Services, start_postgres, start_redis
 from jetspark.cli.signals import Interrupted, StopSignals
 from jetspark.cli.supervisor import Child, Restarts, Supervisor
-from jetspark.cli.token import ensure_token, token_path
+from jetspark.cli.token import ensure_token
 from jetspark.embedded.postgres import EmbeddedPostgres
+from jetspark.sdk.token import token_path
 from jetspark.settings import (
     ApiSettings,
     DatabaseSettings,
