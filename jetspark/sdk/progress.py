@@ -62,11 +62,10 @@ def _ran(view: dict[str, Any]) -> str:
     )
 
 
-def renderable(view: dict[str, Any]) -> RenderableType:
-    """The live line: a spinner (a mark once ended), then what the plain line says."""
+def _line(view: dict[str, Any]) -> Text:
     status = str(view.get("status", "?"))
     progress = view.get("progress") or {}
-    line = Text.assemble(
+    return Text.assemble(
         (f"{view.get('name', '')}  ", "bold"),
         (f"{status:<10}", STATUS_STYLES.get(status, "")),
         f"  attempt {view.get('attempt', 0)}",
@@ -74,13 +73,26 @@ def renderable(view: dict[str, Any]) -> RenderableType:
         f"  ran {_ran(view)}",
         f"  worker {view['worker']}" if view.get("worker") else "",
     )
-    if status in TERMINAL_STATUSES:
-        return Text.assemble((f"{ENDED_MARKS[status]} ", STATUS_STYLES[status]), line)
-    error = view.get("error")
-    spinner = Spinner("dots", text=line, style="cyan")
-    if isinstance(error, dict):  # a failed attempt about to be retried says why
-        return Group(spinner, Text(f"  last error: {error.get('message', '')}", style="red"))
-    return spinner
+
+
+class JobLine:
+    """The live line of a job: a spinner while it runs (a mark once it ended), then what the
+    plain line says; drawn anew at each refresh, so the time it ran goes on."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, Any] = {}
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich__(self) -> RenderableType:
+        status = str(self.view.get("status", "?"))
+        line = _line(self.view)
+        if status in TERMINAL_STATUSES:
+            return Text.assemble((f"{ENDED_MARKS[status]} ", STATUS_STYLES[status]), line)
+        self.spinner.update(text=line)
+        error = self.view.get("error")
+        if isinstance(error, dict):  # a failed attempt about to be retried says why
+            return Group(self.spinner, Text(f"  last error: {error.get('message', '')}", "red"))
+        return self.spinner
 
 
 class Shown(Protocol):
@@ -112,20 +124,19 @@ class Terminal:
     """One live line on a terminal, redrawn a few times a second (the spinner, the time)."""
 
     def __init__(self, out: TextIO) -> None:
-        self.live: Live | None = None
-        self.console = Console(file=out, highlight=False)
+        self.line = JobLine()
+        self.live = Live(
+            self.line, console=Console(file=out, highlight=False), refresh_per_second=8
+        )
 
     def show(self, view: dict[str, Any]) -> None:
-        if self.live is None:
-            self.live = Live(
-                renderable(view), console=self.console, refresh_per_second=8, transient=False
-            )
+        self.line.view = view
+        if not self.live.is_started:
             self.live.start()
-        else:
-            self.live.update(renderable(view))
+        self.live.refresh()
 
     def close(self) -> None:
-        if self.live is not None:
+        if self.live.is_started:
             self.live.stop()
 
 
@@ -133,12 +144,14 @@ class Notebook:
     """The live line as a notebook cell's output, replaced in place on each change."""
 
     def __init__(self) -> None:
+        self.line = JobLine()
         self.handle: Any = None
 
     def show(self, view: dict[str, Any]) -> None:
         from IPython.display import HTML, display
 
-        html = HTML(as_html(renderable(view)))  # type: ignore[no-untyped-call]
+        self.line.view = view
+        html = HTML(as_html(self.line))  # type: ignore[no-untyped-call]
         if self.handle is None:
             self.handle = display(html, display_id=True)  # type: ignore[no-untyped-call]
         else:
@@ -150,7 +163,9 @@ class Notebook:
 
 def as_html(shown: RenderableType) -> str:
     """``shown`` as rich draws it, in HTML with inline styles (a notebook's output)."""
-    console = Console(file=io.StringIO(), record=True, width=120, color_system="truecolor")
+    console = Console(
+        file=io.StringIO(), record=True, width=120, color_system="truecolor", force_jupyter=False
+    )
     console.print(shown)
     return console.export_html(
         inline_styles=True,
