@@ -30,10 +30,9 @@ def test_wait_shows_its_progress_as_one_cell_output_updated_in_place(
     api_url: str, worker: Worker, tmp_path: Path
 ) -> None:
     del worker
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells.append(
-        nbformat.v4.new_code_cell(CELL.format(url=api_url, token=TOKEN, example=str(EXAMPLE)))
-    )
+    code = CELL.format(url=api_url, token=TOKEN, example=str(EXAMPLE))
+    notebook = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+    notebook.cells.append(nbformat.v4.new_code_cell(code))  # type: ignore[no-untyped-call]
     NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
     ).execute()
