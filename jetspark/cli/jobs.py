@@ -35,9 +35,10 @@ STATUSES = (
 
 
 def read_job_file(path: Path) -> Any:
-    """The DAG file as JSON, or a one-line error naming what is wrong with it."""
+    """The DAG file (``-``: standard input) as JSON, or a one-line error naming what is wrong
+    with it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise CliError(f"cannot read {path}: {one_line(reason)}") from None
@@ -50,7 +51,9 @@ def read_job_file(path: Path) -> Any:
 
 
 def submit(
-    file: Annotated[Path, typer.Argument(help="A job definition (SPEC §3), e.g. a DAG JSON file.")],
+    file: Annotated[
+        Path, typer.Argument(help="A job (SPEC §3) as a JSON file; - reads standard input.")
+    ],
     wait: Annotated[
         bool,
         typer.Option(

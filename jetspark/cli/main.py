@@ -58,6 +58,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("restart", jobs.restart),
     ("snapshots", snapshots.snapshots),
     ("save-snapshot", snapshots.save_snapshot),
+    ("delete-snapshot", snapshots.delete_snapshot),
     ("logs", outputs.logs),
     ("results", outputs.results),
     ("delete", jobs.delete),

@@ -43,3 +43,15 @@ def save_snapshot(
         if cancel:
             view = client.cancel(job_id(job))
             typer.echo(f"{view.id} {view.status.value}")
+
+
+def delete_snapshot(
+    job: JobIdArgument,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The name it was exported as.")],
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+) -> None:
+    """Delete the snapshot exported as NAME (its job may be deleted already)."""
+    with connect(url, token) as client:
+        client.delete_snapshot(job_id(job), name)
+    typer.echo(f"snapshot {name!r} deleted")

@@ -203,7 +203,8 @@ def test_a_stream_is_suspended_resumed_snapshotted_restarted_and_cancelled(
             assert following.returncode == 0, err
             claimed = [line for line in out.splitlines() if " job claimed" in line]
             assert len(claimed) >= 3, out  # the first run, after resume, after restart
-            client.delete_snapshot(job_id, "cli-saved")
+            deleted = ok(run(stack, "delete-snapshot", job_id, "cli-saved"))
+            assert deleted == "snapshot 'cli-saved' deleted\n"
     finally:
         if following.poll() is None:
             following.kill()
