@@ -35,8 +35,9 @@ lock: install
 lock-upgrade:
 	$(MAKE) lock LOCK_FLAGS=--upgrade
 
+# `make up UP_ARGS="--port 8080 --workers 2"` passes options on to `jetspark up`.
 up: install
-	$(BIN)/jetspark up
+	$(BIN)/jetspark up $(UP_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
