@@ -54,8 +54,11 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi; }
 
+# PYTEST_WORKERS=2: the tests in two processes (pytest-xdist), a test file to a process, each
+# with its own embedded servers and SparkSession; 0 (the default): in one process.
+PYTEST_WORKERS ?= 0
 test: lint typecheck browser
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
 
 unit: install
 	$(BIN)/pytest -q -m "not spark and not slow"
