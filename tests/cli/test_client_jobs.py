@@ -154,6 +154,7 @@ def stream(name: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+@pytest.mark.timeout(900)  # three runs of the stream (first, resumed, restarted), each claimed anew
 def test_a_stream_is_suspended_resumed_snapshotted_restarted_and_cancelled(
     stack: Stack, tmp_path: Path
 ) -> None:

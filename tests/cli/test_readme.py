@@ -15,7 +15,9 @@ import pytest
 from tests.cli.conftest import process_env
 from tests.cli.test_up import jetspark_up
 
-pytestmark = pytest.mark.slow
+# A cold `jetspark up`, then every command of the README one after another: longer than the
+# suite's 300 s on two loaded cores.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_DEADLINE_S = 600  # a cold worker's first jobs, a stream, on two shared cores
