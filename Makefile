@@ -3,21 +3,41 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The locks (`make lock` writes them from pyproject.toml): what `make install`, CI and the
+# image install, so an upstream release changes nothing here until the locks are refreshed.
+LOCK := requirements/dev.txt
+RUNTIME_LOCK := requirements/runtime.txt
+UV := $(BIN)/uv
+COMPILE := $(UV) pip compile pyproject.toml --quiet --universal --python-version 3.11 \
+	--annotation-style line --custom-compile-command "make lock"
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: examples bench-scale bench-snapshot-store bench-latency bench-webhooks install browser up test unit lint typecheck openapi client bench bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
+.PHONY: docs examples bench-scale bench-snapshot-store bench-latency bench-webhooks install lock lock-upgrade browser up test unit lint typecheck openapi client bench bench-status-reads bench-rate-limit bench-validation bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
 
-$(STAMP): pyproject.toml
+# The venv holds exactly the dev lock (uv, itself pinned there, syncs it: seconds from its
+# cache), then the project itself, editable and without resolving anything.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q "$$(grep -o '^uv==[^ ]*' $(LOCK))"
+	$(UV) pip sync -q --python $(BIN)/python $(LOCK)
+	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# Refresh the locks after a change of pyproject.toml's dependencies: the pins already there
+# are kept where they still fit (`make lock-upgrade` moves every pin to the newest release).
+lock: install
+	$(COMPILE) $(LOCK_FLAGS) --extra dev --extra embedded -o $(LOCK)
+	$(COMPILE) $(LOCK_FLAGS) -c $(LOCK) -o $(RUNTIME_LOCK)
+
+lock-upgrade:
+	$(MAKE) lock LOCK_FLAGS=--upgrade
+
+# `make up UP_ARGS="--port 8080 --workers 2"` passes options on to `jetspark up`.
 up: install
-	$(BIN)/jetspark up
+	$(BIN)/jetspark up $(UP_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
@@ -34,11 +54,18 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi; }
 
+# PYTEST_WORKERS=2: the tests in two processes (pytest-xdist), a test file to a process, each
+# with its own embedded servers and SparkSession; 0 (the default): in one process.
+PYTEST_WORKERS ?= 0
 test: lint typecheck browser
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
 
 unit: install
 	$(BIN)/pytest -q -m "not spark and not slow"
+
+# The README's settings table and Compose's variables, from jetspark/settings.py.
+docs: install
+	$(BIN)/python -m jetspark.settings_reference --write
 
 openapi: install
 	$(BIN)/python -m api.openapi_dump openapi/openapi.json
@@ -48,7 +75,25 @@ client: openapi
 		--config clients/openapi-python-client.yaml \
 		--output-path clients/jetspark_client --overwrite
 
-bench: install
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# The examples' JSON files, printed by their SDK scripts (tests/sdk/test_examples.py checks).
+examples: install
+	for script in examples/[a-z]*.py; do \
+	  name=$$(basename $$script .py | tr _ -); \
+	  $(BIN)/python $$script > examples/$$name.json || exit 1; \
+	done
+
+# ---- benchmarks (not tests: each prints figures against a baseline of the same run) ----------
+# `make bench` runs every one in turn: well over an hour on two cores.
+BENCHES := bench-status-reads bench-stack bench-engine bench-latency bench-scale \
+	bench-processors bench-metrics bench-streaming bench-chaos bench-faults \
+	bench-snapshot-store bench-webhooks bench-rate-limit bench-validation
+bench: $(BENCHES)
+
+# Status reads/s and latency, submissions/s, idle memory of `jetspark up` (baseline /healthz).
+bench-status-reads: install
 	$(BIN)/python -m bench.status_reads
 
 # The API's own cost per request: wrk on a bare FastAPI app, jetspark's /healthz and a job view.
@@ -64,9 +109,23 @@ bench-engine: install
 	$(BIN)/python -m bench.engine_wordcount
 	$(BIN)/python -m bench.submit_latency
 
+# Submit -> COMPLETED through the API with a warm worker: tiny job, word count, hash join;
+# against hand-written PySpark (warm) and a cold spark-submit; jobs/s at 1/4/16 clients.
+bench-latency: install
+	$(BIN)/python -m bench.latency
+
+# Scale: word count, tiny-job latency and 2 exactly-once streams on local[2] vs a standalone
+# cluster (2 workers x 1 core) vs 2 workers on one queue; ratios to local[2] in one run.
+bench-scale: install
+	$(BIN)/python -m bench.scale
+
 # Python processors: Tokenizer processor vs hand-written mapInArrow, 10M words.
 bench-processors: install
 	$(BIN)/python -m bench.python_processors
+
+# Live metrics: the same Python-processor job with metrics reporting on vs off.
+bench-metrics: install
+	$(BIN)/python -m bench.metrics_overhead
 
 # Streaming: events/s exactly-once vs none, watermark lag, recovery after a lost worker.
 bench-streaming: install
@@ -80,30 +139,6 @@ bench-chaos: install
 bench-faults: install
 	$(BIN)/python -m bench.faults
 
-# Live metrics: the same Python-processor job with metrics reporting on vs off.
-bench-metrics: install
-	$(BIN)/python -m bench.metrics_overhead
-
-clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
-
-# Submit -> COMPLETED through the API with a warm worker: tiny job, word count, hash join;
-# against hand-written PySpark (warm) and a cold spark-submit; jobs/s at 1/4/16 clients.
-bench-latency: install
-	$(BIN)/python -m bench.latency
-
-# The examples' JSON files, printed by their SDK scripts (tests/sdk/test_examples.py checks).
-examples: install
-	for script in examples/[a-z]*.py; do \
-	  name=$$(basename $$script .py | tr _ -); \
-	  $(BIN)/python $$script > examples/$$name.json || exit 1; \
-	done
-
-# Scale: word count, tiny-job latency and 2 exactly-once streams on local[2] vs a standalone
-# cluster (2 workers x 1 core) vs 2 workers on one queue; ratios to local[2] in one run.
-bench-scale: install
-	$(BIN)/python -m bench.scale
-
 # Snapshot write time on one Redis vs a Redis Cluster (3 primaries + 3 replicas), with and
 # without a backup WAITed for; the cluster's ratio to one Redis in one run.
 bench-snapshot-store: install
@@ -112,3 +147,11 @@ bench-snapshot-store: install
 # Webhooks: status change commit -> receiver, p50/p99 over 100 deliveries (50 jobs).
 bench-webhooks: install
 	$(BIN)/python -m bench.webhooks --jobs 50
+
+# Rate limiting: requests allowed per second against the configured rate (ratio 1.0: exact).
+bench-rate-limit: install
+	$(BIN)/python -m bench.rate_limit
+
+# Validation time of the largest DAG the limits allow against a small one of the same shape.
+bench-validation: install
+	$(BIN)/python -m bench.validation_size

@@ -19,6 +19,7 @@ from api.routers import (
     dag_view,
     dags,
     deliveries,
+    docs,
     events,
     health,
     jobs,
@@ -158,6 +159,9 @@ def create_app(
         version=jetspark.__version__,
         lifespan=lifespan,
         generate_unique_id_function=operation_id,
+        # /docs is ours (api.routers.docs): FastAPI's loads Swagger UI from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.sessions = sessions
     # A Redis that is down fails a request within seconds: submissions go on without it
@@ -196,6 +200,7 @@ def create_app(
         partitions.router,
         scrape.router,
         web.router,
+        docs.router,
     ):
         app.include_router(router)
     app.mount("/static", web.static_files, name="static")

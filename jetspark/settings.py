@@ -29,6 +29,7 @@ class HomeSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_")
 
     home: Path = Path(".jetspark")
+    """Where ``jetspark up`` keeps the embedded servers' data, the token and its logs."""
 
 
 class DatabaseSettings(BaseSettings):
@@ -37,7 +38,10 @@ class DatabaseSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_DATABASE_")
 
     url: str | None = None
+    """PostgreSQL, e.g. ``postgresql://user:pw@db:5432/jetspark``; unset, ``jetspark up``
+    starts an embedded server."""
     pool_size: int = 10
+    """Connections the API keeps open to PostgreSQL (per API process)."""
 
 
 class RedisSettings(BaseSettings):
@@ -46,7 +50,10 @@ class RedisSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_REDIS_")
 
     url: str | None = None
+    """Redis >= 6.2 (or Valkey), e.g. ``redis://cache:6379/0``; unset, ``jetspark up`` starts
+    an embedded Valkey."""
     namespace: str = "jetspark"
+    """Prefix of every Redis key: several installations may share one Redis."""
     cluster: bool = False
     """``JETSPARK_REDIS_CLUSTER``: ``url`` names one node of a Redis Cluster; every client is
     a cluster client (``jetspark.redis_client``)."""
@@ -58,8 +65,11 @@ class SparkSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_SPARK_")
 
     master: str = "local[*]"
+    """Spark master of each worker's session (``local[*]``, ``spark://host:7077``, ...)."""
     app_name: str = "jetspark-worker"
+    """Spark application name of each worker's session."""
     shuffle_partitions: int = 8
+    """``spark.sql.shuffle.partitions`` of the workers' sessions."""
     conf: str | None = None
     """``JETSPARK_SPARK_CONF``: a JSON object of Spark properties (``jetspark.spark_conf``)."""
     conf_file: Path | None = None
@@ -77,9 +87,14 @@ class DagLimits(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_DAG_")
 
     max_vertices: int = 256
+    """Vertices one DAG may have."""
     max_edges: int = 1024
+    """Edges one DAG may have."""
     max_parallelism: int = 256
+    """Largest ``members`` and ``local_parallelism`` a job or vertex may ask for."""
     allowed_python_modules: CsvList = Field(default_factory=lambda: ["jetspark.processors"])
+    """Modules ``python`` processors may come from (comma-separated; a module's submodules
+    too)."""
 
 
 class ApiSettings(BaseSettings):
@@ -88,15 +103,21 @@ class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_API_")
 
     tokens: CsvList = Field(default_factory=list)
+    """Bearer tokens, comma-separated, each a principal of its own; ``jetspark up`` generates
+    one when unset."""
     max_body_bytes: int = 1024 * 1024
+    """Larger request bodies get 413."""
     rate_limit_per_s: float = 50.0
     """Requests per second allowed per principal (per client address before it has
     authenticated); 0 turns the limit off."""
     rate_limit_burst: int = 200
+    """Requests a principal may make at once above the rate."""
     long_poll_max_s: float = 60.0
+    """Longest ``wait_s`` of ``GET /v1/jobs/{id}`` (a longer one waits this long)."""
     results_page_max: int = 1000
+    """Records one ``GET /v1/jobs/{id}/results`` returns at most."""
     view_cache_max_age_s: float = Field(default=1.0, ge=0)
-    """``JETSPARK_API_VIEW_CACHE_MAX_AGE_S``: how long a job view may be served from an API
+    """How long a job view may be served from an API
     process's memory at most. Views are dropped as soon as PostgreSQL NOTIFYs their job's
     change; this bounds a view should a NOTIFY ever be missed. 0 turns the cache off."""
 
@@ -132,7 +153,9 @@ class RetentionSettings(BaseSettings):
     completed_s: float = Field(default=7 * 24 * 3600.0, gt=0)
     """A COMPLETED job is deleted this long after it finished."""
     failed_s: float = Field(default=14 * 24 * 3600.0, gt=0)
+    """A FAILED job is deleted this long after it finished."""
     cancelled_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    """A CANCELLED job is deleted this long after it finished."""
     max_jobs: int = Field(default=1_000, ge=0)
     """Finished jobs kept per principal (0: no limit); beyond it, the earliest finished go.
     Per principal, not in all: one principal's many jobs never delete another's."""
@@ -148,11 +171,19 @@ class WorkerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_WORKER_")
 
     lease_s: float = 15.0
+    """A worker that stops renewing its lease this long loses its jobs to another worker."""
     heartbeat_s: float = 1.0
+    """How often a worker renews its leases and checks for cancel, suspend and restart."""
     max_concurrent_jobs: int = 2
+    """Jobs one worker runs at once."""
     poll_block_ms: int = 1000
+    """Longest wait of one read of the job stream (at most a heartbeat)."""
     reconcile_interval_s: float = 5.0
+    """How often one of the workers compares the queue in Redis with PostgreSQL's QUEUED jobs
+    (one at a time among all workers)."""
     reannounce_after_s: float = 10.0
+    """A job QUEUED this long that Redis does not know is announced again (after a Redis
+    restart, say)."""
     metrics_enabled: bool = True
     """Live job metrics (``JETSPARK_WORKER_METRICS_ENABLED``); off, only counts are kept."""
     metrics_interval_s: float = 0.5
@@ -235,7 +266,10 @@ class DataSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_DATA_")
 
     roots: CsvList = Field(default_factory=list)
+    """Folders (or ``scheme://`` prefixes) ``source.files``/``sink.files`` paths must resolve
+    under, comma-separated; unset: ``<JETSPARK_HOME>/data``."""
     schemes: CsvList = Field(default_factory=lambda: ["file"])
+    """URI schemes allowed in those paths (others only with a root of that scheme)."""
 
     def root_list(self) -> list[str]:
         """The roots, the default one when none is set."""
@@ -251,6 +285,7 @@ class ExpressionLimits(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_EXPRESSION_")
 
     max_size: int = Field(default=1_000_000, ge=1)
+    """Characters or elements one ``repeat``, ``lpad``, ``sequence``, ... may make."""
 
 
 class ResultLimits(BaseSettings):
@@ -260,7 +295,9 @@ class ResultLimits(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JETSPARK_RESULTS_")
 
     max_item_bytes: int = Field(default=64 * 1024, ge=1)
+    """Bytes of one ``sink.results`` item, encoded; a larger one fails the job."""
     max_job_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
+    """Bytes of one job's results, encoded; past it the job fails."""
 
 
 class EngineBounds(BaseSettings):
@@ -272,11 +309,15 @@ class EngineBounds(BaseSettings):
     sequence_count: int = Field(default=2**53, ge=1)
     """Far more than a job can emit; keeps ``start + count`` and rates exact in 64 bits."""
     rate_per_s: float = Field(default=10_000_000.0, gt=0)
+    """Largest ``rate_per_s`` of a ``source.sequence``."""
     partition_count: int = Field(default=65_536, ge=1)
+    """Largest ``config.partition_count`` of a job."""
     timeout_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    """Largest ``config.timeout_s`` of a job."""
     windows_per_item: int = Field(default=1_000, ge=1)
     """A sliding window's ``size_ms / slide_ms``: the windows each item is counted in."""
     window_ms: int = Field(default=366 * 24 * 3600 * 1000, ge=1)
+    """Largest window ``size_ms``, ``slide_ms`` or session ``gap_ms``."""
     json_depth: int = Field(default=64, ge=2)
     """How deep request bodies, ``params`` and JSON keys may nest."""
     problems: int = Field(default=100, ge=1)
@@ -310,6 +351,7 @@ class SupervisorSettings(BaseSettings):
     max_deaths: int = 5
     """A child dying this often within ``window_s`` stops the stack."""
     window_s: float = 60.0
+    """The window ``max_deaths`` is counted over."""
 
 
 class ShutdownSettings(BaseSettings):
@@ -348,6 +390,7 @@ class WebhookSettings(BaseSettings):
     backoff_initial_s: float = Field(default=1.0, gt=0)
     """Wait after the first failed POST; doubles per attempt up to ``backoff_max_s``."""
     backoff_max_s: float = Field(default=600.0, gt=0)
+    """Longest wait between two POSTs of one delivery."""
     timeout_s: float = Field(default=10.0, gt=0)
     """One POST, connect to last byte read, at most."""
     max_response_bytes: int = Field(default=64 * 1024, ge=0)

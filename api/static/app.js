@@ -25,6 +25,7 @@ const EXAMPLE = {
   config: { members: 1, local_parallelism: 2 },
 };
 const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
+const NAME_FILTER_PAUSE_MS = 300;
 
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("jetspark-token") || "";
@@ -47,6 +48,21 @@ function say(text) {
   const box = $("message");
   box.textContent = text || "";
   box.hidden = !text;
+}
+
+// Read out by screen readers (an aria-live region); the same text twice is read twice.
+function announce(text) {
+  const region = $("announcer");
+  region.textContent = region.textContent === text ? `${text}\u00a0` : text;
+}
+
+// ``action`` once the calls stop for ``ms``: the name filter asks once per pause, not per key.
+function debounce(action, ms) {
+  let timer = null;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => action(...args), ms);
+  };
 }
 
 async function api(path, options = {}) {
@@ -132,10 +148,14 @@ function listQuery() {
   return params;
 }
 
+let listAsked = 0; // the newest list request: an older answer arriving late is dropped
+
 async function loadJobs(append) {
   const params = listQuery();
   if (append && nextCursor) params.set("cursor", nextCursor);
+  const asked = ++listAsked;
   const page = await api(`/v1/jobs?${params}`);
+  if (asked !== listAsked) return;
   const body = $("jobs").querySelector("tbody");
   if (!append) body.replaceChildren();
   page.items.forEach((job) => body.append(jobRow(job)));
@@ -156,8 +176,9 @@ async function onListEvent(kind, data) {
   }
 }
 
-function showList(signal) {
+function showList(signal, moveFocus) {
   $("list-view").hidden = false;
+  if (moveFocus) $("list-title").focus();
   if (!$("dag-body").value) $("dag-body").value = JSON.stringify(EXAMPLE, null, 2);
   // Rows drawn on an earlier visit are stale: show none rather than old statuses until loaded.
   $("jobs").querySelector("tbody").replaceChildren();
@@ -170,8 +191,13 @@ function showList(signal) {
 const REPLAY_MS = 5 * 60 * 1000;
 let chart = null;
 let sources = [];
+let shownStatus = null; // the status of the job on view, to announce its changes
 
 function showJobView(job) {
+  if (shownStatus && shownStatus.id === job.id && shownStatus.status !== job.status) {
+    announce(`Job ${job.name} is ${job.status}`);
+  }
+  shownStatus = { id: job.id, status: job.status };
   $("job-name").textContent = job.name;
   $("job-status").textContent = job.status;
   $("job-status").className = `status ${job.status}`;
@@ -278,8 +304,9 @@ function refreshLogs(jobId) {
     .then((page) => addLogLines(jobId, page.lines)).catch((error) => say(error.message));
 }
 
-async function showJob(jobId, signal) {
+async function showJob(jobId, signal, moveFocus) {
   $("job-view").hidden = false;
+  shownStatus = null;
   $("history").replaceChildren();
   resetResults();
   if (chart) chart.destroy();
@@ -289,6 +316,7 @@ async function showJob(jobId, signal) {
   ]);
   drawDag(view);
   showJobView(job);
+  if (moveFocus) $("job-title").focus(); // named now: a screen reader reads the job
   showMetrics(metrics, false); // the replay below charts the ticks, oldest first
   showSnapshots(jobId);
   showSdkSource(jobId).catch((error) => say(error.message));
@@ -316,7 +344,9 @@ async function showJob(jobId, signal) {
 }
 
 // ---- wiring -------------------------------------------------------------------------------
-function route() {
+// ``moveFocus``: the view changed under the reader (a link, the token form), so keyboard and
+// screen reader focus go to the new view's heading; not on the first load of the page.
+function route(moveFocus) {
   if (viewAbort) viewAbort.abort();
   viewAbort = new AbortController();
   say("");
@@ -328,8 +358,8 @@ function route() {
   }
   logs.jobId = snapshotsState.jobId = null;
   const match = location.hash.match(/^#\/jobs\/([0-9a-f-]{36})$/);
-  if (match) showJob(match[1], viewAbort.signal).catch((error) => say(error.message));
-  else showList(viewAbort.signal);
+  if (match) showJob(match[1], viewAbort.signal, moveFocus).catch((error) => say(error.message));
+  else showList(viewAbort.signal, moveFocus);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -338,10 +368,11 @@ document.addEventListener("DOMContentLoaded", () => {
     event.preventDefault();
     token = $("token").value.trim();
     sessionStorage.setItem("jetspark-token", token);
-    route();
+    route(true);
   });
   $("filter-status").addEventListener("change", () => loadJobs(false).catch((e) => say(e.message)));
-  $("filter-name").addEventListener("input", () => loadJobs(false).catch((e) => say(e.message)));
+  $("filter-name").addEventListener("input", debounce(() =>
+    loadJobs(false).catch((e) => say(e.message)), NAME_FILTER_PAUSE_MS));
   $("more-jobs").addEventListener("click", () => loadJobs(true).catch((e) => say(e.message)));
   $("submit-dag").addEventListener("click", async () => {
     try {
@@ -366,6 +397,6 @@ document.addEventListener("DOMContentLoaded", () => {
     loadResults(results.jobId, results.page - 1).catch((e) => say(e.message)));
   $("results-next").addEventListener("click", () =>
     loadResults(results.jobId, results.page + 1).catch((e) => say(e.message)));
-  window.addEventListener("hashchange", route);
-  route();
+  window.addEventListener("hashchange", () => route(true));
+  route(false);
 });

@@ -1,48 +1,44 @@
-"""Client commands: submit (optionally following the job), jobs, status, cancel."""
+"""Client commands on jobs, Jet's verbs and ours: submit, jobs, status, cancel, suspend, resume,
+restart, delete. Each goes through the SDK's ``Client`` (``jetspark.cli.connection``)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from jetspark.cli.client import DEFAULT_URL, ApiClient, resolve_token
-from jetspark.cli.errors import EXIT_JOB_NOT_COMPLETED, CliError, one_line
-from jetspark.cli.render import (
-    TERMINAL_STATUSES,
-    error_text,
-    job_details,
-    job_table,
-    progress_line,
+from jetspark.cli.connection import (
+    DEFAULT_URL,
+    JobIdArgument,
+    TokenOption,
+    UrlOption,
+    connect,
+    job_id,
 )
+from jetspark.cli.errors import EXIT_JOB_NOT_COMPLETED, CliError, one_line
+from jetspark.cli.render import error_text, job_details, job_table
 
-LONG_POLL_S = 30
-"""How long one ``GET /v1/jobs/{id}?wait_s=`` may hang waiting for a change."""
-
-UrlOption = Annotated[
-    str, typer.Option("--url", envvar="JETSPARK_URL", help="Base URL of the API.")
-]
-TokenOption = Annotated[
-    str | None,
-    typer.Option(
-        "--token",
-        envvar="JETSPARK_TOKEN",
-        show_default=False,
-        help="Bearer token; default: the one `jetspark up` keeps in <home>/token.",
-    ),
-]
-
-
-def _client(url: str, token: str | None, *, timeout_s: float = 30.0) -> ApiClient:
-    return ApiClient(url, resolve_token(token), timeout_s=timeout_s)
+STATUSES = (
+    "QUEUED",
+    "STARTING",
+    "RUNNING",
+    "COMPLETING",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "SUSPENDED",
+    "RESTARTING",
+)
 
 
 def read_job_file(path: Path) -> Any:
-    """The DAG file as JSON, or a one-line error naming what is wrong with it."""
+    """The DAG file (``-``: standard input) as JSON, or a one-line error naming what is wrong
+    with it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise CliError(f"cannot read {path}: {one_line(reason)}") from None
@@ -55,9 +51,15 @@ def read_job_file(path: Path) -> Any:
 
 
 def submit(
-    file: Annotated[Path, typer.Argument(help="A job definition (SPEC §3), e.g. a DAG JSON file.")],
+    file: Annotated[
+        Path, typer.Argument(help="A job (SPEC §3) as a JSON file; - reads standard input.")
+    ],
     wait: Annotated[
-        bool, typer.Option("--wait", help="Follow the job until it ends; exit 1 unless COMPLETED.")
+        bool,
+        typer.Option(
+            "--wait",
+            help="Follow the job (progress on stderr) until it ends; exit 1 unless COMPLETED.",
+        ),
     ] = False,
     idempotency_key: Annotated[
         str | None,
@@ -68,42 +70,20 @@ def submit(
 ) -> None:
     """Submit a job; print its id (and, with --wait, its progress until it ends)."""
     body = read_job_file(file)
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-    with _client(url, token, timeout_s=LONG_POLL_S + 15) as api:
-        view = api.json(api.request("POST", "/v1/jobs", json=body, headers=headers))
-        typer.echo(view["id"])
+    if not isinstance(body, dict):
+        raise CliError(f"{file} holds JSON, but not an object (a job: name, dag, config)")
+    with connect(url, token) as client:
+        view = client.submit(body, idempotency_key=idempotency_key)
+        typer.echo(str(view.id))
         if not wait:
             return
-        final = follow(api, view)
+        # A live line on a terminal, a plain line per change elsewhere (jetspark.sdk.progress).
+        final = client.wait(view, progress=sys.stderr).to_dict()
     if final.get("status") != "COMPLETED":
         raise CliError(
             f"job {final.get('id')} {final.get('status')}: {error_text(final) or 'no error given'}",
             exit_code=EXIT_JOB_NOT_COMPLETED,
         )
-
-
-def follow(api: ApiClient, view: dict[str, Any]) -> dict[str, Any]:
-    """Print a progress line on each change until a terminal status; return the last view.
-
-    Each request is a long-poll: with ``If-None-Match`` the server answers as soon as the job
-    changes, or 304 after ``wait_s``, so this follows the job live without busy polling.
-    """
-    typer.echo(progress_line(view), err=True)
-    while view.get("status") not in TERMINAL_STATUSES:
-        response = api.request(
-            "GET",
-            f"/v1/jobs/{view['id']}",
-            params={"wait_s": LONG_POLL_S},
-            headers={"If-None-Match": f'"{view["version"]}"'},
-            allow=(304,),
-        )
-        if response.status_code == 304:
-            continue
-        changed = api.json(response)
-        if progress_line(changed) != progress_line(view):
-            typer.echo(progress_line(changed), err=True)
-        view = changed
-    return view
 
 
 def jobs(
@@ -116,36 +96,59 @@ def jobs(
     url: UrlOption = DEFAULT_URL,
     token: TokenOption = None,
 ) -> None:
-    """List jobs, newest first."""
-    params: dict[str, Any] = {"limit": limit}
-    if status:
-        params["status"] = [s.upper() for s in status]
-    if name:
-        params["name"] = name
-    with _client(url, token) as api:
-        page = api.json(api.request("GET", "/v1/jobs", params=params))
-    items: list[dict[str, Any]] = page.get("items", [])
+    """List jobs, newest first (Jet's list-jobs)."""
+    wanted = [s.upper() for s in status or []]
+    unknown = [s for s in wanted if s not in STATUSES]
+    if unknown:
+        raise CliError(f"no status {', '.join(unknown)}: one of {', '.join(STATUSES)}")
+    with connect(url, token) as client:
+        page = client.jobs(status=wanted, name=name, limit=limit)
+    items = [job.to_dict() for job in page.items]
     typer.echo(job_table(items) if items else "no jobs")
 
 
 def status(
-    job_id: Annotated[str, typer.Argument(metavar="ID", help="The job's id.")],
+    job: JobIdArgument,
     as_json: Annotated[bool, typer.Option("--json", help="The API's JSON view as is.")] = False,
     url: UrlOption = DEFAULT_URL,
     token: TokenOption = None,
 ) -> None:
     """Show one job."""
-    with _client(url, token) as api:
-        view = api.json(api.request("GET", f"/v1/jobs/{job_id}"))
+    with connect(url, token) as client:
+        view = client.get(job_id(job)).to_dict()
     typer.echo(json.dumps(view, indent=2) if as_json else job_details(view))
 
 
-def cancel(
-    job_id: Annotated[str, typer.Argument(metavar="ID", help="The job's id.")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
+def cancel(job: JobIdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
     """Cancel a job (a running one stops within a heartbeat)."""
-    with _client(url, token) as api:
-        view = api.json(api.request("POST", f"/v1/jobs/{job_id}/cancel"))
-    typer.echo(f"{view['id']} {view['status']}")
+    with connect(url, token) as client:
+        view = client.cancel(job_id(job))
+    typer.echo(f"{view.id} {view.status.value}")
+
+
+def suspend(job: JobIdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Suspend a queued or running job (a stream at its last snapshot); `resume` goes on."""
+    with connect(url, token) as client:
+        view = client.suspend(job_id(job))
+    typer.echo(f"{view.id} {view.status.value}")
+
+
+def resume(job: JobIdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Queue a suspended job again (a stream goes on from its last snapshot)."""
+    with connect(url, token) as client:
+        view = client.resume(job_id(job))
+    typer.echo(f"{view.id} {view.status.value}")
+
+
+def restart(job: JobIdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Stop a running job and queue it again as a new attempt (from its last snapshot)."""
+    with connect(url, token) as client:
+        view = client.restart(job_id(job))
+    typer.echo(f"{view.id} {view.status.value}")
+
+
+def delete(job: JobIdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Delete a finished job: its results, logs, metrics and unnamed snapshots."""
+    with connect(url, token) as client:
+        client.delete(job_id(job))
+    typer.echo(f"{job_id(job)} deleted")

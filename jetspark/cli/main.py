@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from jetspark.cli import jobs, servers, up
+from jetspark.cli import jobs, outputs, servers, snapshots, up
 from jetspark.cli.errors import EXIT_ERROR, CliError, first_line
 
 app = typer.Typer(
@@ -44,7 +44,7 @@ def one_line_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-for name, function in (
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("up", up.up),
     ("api", servers.api),
     ("worker", servers.worker),
@@ -53,5 +53,23 @@ for name, function in (
     ("jobs", jobs.jobs),
     ("status", jobs.status),
     ("cancel", jobs.cancel),
-):
+    ("suspend", jobs.suspend),
+    ("resume", jobs.resume),
+    ("restart", jobs.restart),
+    ("snapshots", snapshots.snapshots),
+    ("save-snapshot", snapshots.save_snapshot),
+    ("delete-snapshot", snapshots.delete_snapshot),
+    ("logs", outputs.logs),
+    ("results", outputs.results),
+    ("delete", jobs.delete),
+)
+JET_NAMES: dict[str, Callable[..., None]] = {
+    "list-jobs": jobs.jobs,
+    "list-snapshots": snapshots.snapshots,
+}
+"""Jet's CLI spells these two so; they work here too, unlisted."""
+
+for name, function in COMMANDS:
     app.command(name)(one_line_errors(function))
+for alias, same in JET_NAMES.items():
+    app.command(alias, hidden=True)(one_line_errors(same))

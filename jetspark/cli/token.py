@@ -6,20 +6,7 @@ import os
 import secrets
 from pathlib import Path
 
-TOKEN_FILE = "token"
-
-
-def token_path(home: Path) -> Path:
-    return home / TOKEN_FILE
-
-
-def read_token(home: Path) -> str | None:
-    """The kept token, or None when there is none (or it cannot be read)."""
-    try:
-        token = token_path(home).read_text().strip()
-    except OSError:
-        return None
-    return token or None
+from jetspark.sdk.token import read_token, token_path
 
 
 def ensure_token(home: Path) -> str:

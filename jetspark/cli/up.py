@@ -15,13 +15,14 @@ import psutil
 import typer
 
 from jetspark.cli.errors import CliError, first_line
-from jetspark.cli.preflight import find_java, require_free_port
+from jetspark.cli.preflight import find_java, require_embedded_servers, require_free_port
 from jetspark.cli.reaper import become_subreaper, reap_orphans
 from jetspark.cli.services import Services, start_postgres, start_redis
 from jetspark.cli.signals import Interrupted, StopSignals
 from jetspark.cli.supervisor import Child, Restarts, Supervisor
-from jetspark.cli.token import ensure_token, token_path
+from jetspark.cli.token import ensure_token
 from jetspark.embedded.postgres import EmbeddedPostgres
+from jetspark.sdk.token import token_path
 from jetspark.settings import (
     ApiSettings,
     DatabaseSettings,
@@ -207,6 +208,7 @@ def up(
     """Start PostgreSQL and Redis (embedded unless configured), the API and workers."""
     home = HomeSettings().home
     spark_master = SparkSettings().master
+    require_embedded_servers(DatabaseSettings().url, RedisSettings().url)
     if workers:
         find_java()
         _check_spark_settings()
@@ -277,7 +279,7 @@ def up(
         raise typer.Exit(code)
 
 
-WORKER_SECRETS = ("JETSPARK_API_TOKENS", "JETSPARK_TOKEN")
+WORKER_SECRETS = ("JETSPARK_API_TOKENS", "JETSPARK_API_PRINCIPALS", "JETSPARK_TOKEN")
 """What only the API (or the CLI) needs: a worker runs hostile DAGs and never gets them."""
 
 

@@ -1,5 +1,6 @@
 """The web status page in headless Chromium (Debian's, driven by Playwright) against the real
-API and a real worker: submit a DAG and watch it complete, cancel another, names escaped.
+API and a real worker: submit a DAG and watch it complete, cancel another, names escaped; with
+no network (tests/api/browser.py), and no serious or critical axe violation on any view.
 
 Screenshots are kept in ``test-artifacts/``.
 """
@@ -7,9 +8,7 @@ Screenshots are kept in ``test-artifacts/``.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,50 +16,29 @@ from typing import Any
 
 import pytest
 
+from tests.api.browser import offline_tab, serious_violations
 from tests.api.conftest import TOKEN
 from tests.worker.conftest import LONG_JOB
 from worker.loop import Worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium_path() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.environ.get("CI"):
-        pytest.fail("chromium is missing: `make test` installs it (apt-get install chromium)")
-    pytest.skip("no chromium on this machine (make test installs it where it can)")
-
 
 @pytest.fixture
 def page(api_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    with offline_tab() as tab:
+        tab.page.goto(f"{api_url}/")
+        tab.page.fill("#token", TOKEN)
+        tab.page.click("#token-form button")
+        tab.page.wait_for_selector("#list-view:not([hidden])")
+        yield tab.page
+        assert not tab.errors, f"the page raised: {tab.errors}"
+        assert not tab.blocked, f"the page asked the internet for: {tab.blocked}"
 
-    executable = chromium_path()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        tab.on("pageerror", lambda error: errors.append(str(error)))
-        tab.goto(f"{api_url}/")
-        tab.fill("#token", TOKEN)
-        tab.click("#token-form button")
-        tab.wait_for_selector("#list-view:not([hidden])")
-        yield tab
-        browser.close()
-        assert not errors, f"the page raised: {errors}"
+
+def focused_id(page: Any) -> str:
+    found: str = page.evaluate("() => document.activeElement?.id || ''")
+    return found
 
 
 def submit_through_page(page: Any, body: dict[str, Any]) -> str:
@@ -86,6 +64,9 @@ def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled
     del worker
     job_id = submit_through_page(page, word_count)
     page.wait_for_selector("#dag .vertex")
+    # The view changed: focus is on its heading, which names the job.
+    page.wait_for_function("() => document.activeElement?.id === 'job-title'")
+    assert page.inner_text("#job-title").startswith(word_count["name"])
     drawn = page.eval_on_selector_all("#dag .vertex", "gs => gs.map(g => g.dataset.vertex)")
     assert sorted(drawn) == sorted(v["name"] for v in word_count["dag"]["vertices"])
     edges = page.eval_on_selector_all("#dag .edge text", "ts => ts.map(t => t.textContent)")
@@ -93,6 +74,11 @@ def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled
     wait_for_status(page, "COMPLETED")
     history = page.inner_text("#history")
     assert "RUNNING → COMPLETED" in history or "COMPLETING → COMPLETED" in history
+    # Screen readers hear the change: a polite live region says it.
+    assert page.get_attribute("#announcer", "aria-live") == "polite"
+    wait_for_text(page, "#announcer", f"Job {word_count['name']} is COMPLETED")
+    page.wait_for_selector("#results-panel:not([hidden]) #results tbody tr")
+    assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "status-page-completed.png"), full_page=True)
 
     endless = submit_through_page(page, {**LONG_JOB, "name": "endless"})
@@ -102,6 +88,7 @@ def test_a_submitted_dag_runs_to_completion_on_the_page_and_another_is_cancelled
     page.screenshot(path=str(artifacts_dir / "status-page-cancelled.png"), full_page=True)
 
     page.goto(page.url.split("#")[0] + "#/")
+    page.wait_for_function("() => document.activeElement?.id === 'list-title'")
     for done, status in ((job_id, "COMPLETED"), (endless, "CANCELLED")):
         # The list renders what it fetched, then follows /v1/events: wait for the live status.
         page.wait_for_function(
@@ -131,7 +118,23 @@ def test_the_list_updates_live_and_shows_hostile_names_as_text(
     )
     assert page.inner_text(f"{row} td a") == hostile
     assert page.evaluate("window.pwned") is None
+    assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "status-page-list.png"), full_page=True)
+
+
+def test_the_name_filter_asks_once_typing_stops(
+    page: Any, http: Any, word_count: dict[str, Any]
+) -> None:
+    name = f"filtered-{time.monotonic_ns()}"
+    job_id = http.post("/v1/jobs", json={**word_count, "name": name}).json()["id"]
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/v1/jobs?" in r.url else None)
+    # 40 ms between keys, well under the filter's pause: one request, for the whole name.
+    page.locator("#filter-name").press_sequentially(name, delay=40)
+    page.wait_for_selector(f"#jobs tr[data-job-id='{job_id}']")
+    page.wait_for_function("() => document.querySelectorAll('#jobs tbody tr').length === 1")
+    filtered = [url for url in asked if "name=" in url]
+    assert len(filtered) == 1 and filtered[0].endswith(f"name={name}"), filtered
 
 
 def clicks_per_second(now_ms: int) -> dict[str, Any]:
@@ -240,6 +243,7 @@ def test_a_finished_stream_reads_as_times_a_chart_results_logs_snapshots_and_a_s
     assert sizes and all(re.fullmatch(r"\d+ B|\d+\.\d (KiB|MiB)", s) for s in sizes), sizes
     wait_for_text(page, "#sdk-source", "from jetspark.sdk import DAG, Edge")
     assert "dag.new_vertex('clicks', 'source.sequence'" in page.inner_text("#sdk-source")
+    assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "status-page-stream.png"), full_page=True)
 
 
@@ -285,4 +289,5 @@ def test_a_failed_jobs_exception_chain_and_its_processors_lines_are_shown_as_tex
     wait_for_text(page, "#logs li", f"printed {hostile}")
     wait_for_text(page, "#logs li", "job failed")
     assert page.evaluate("() => window.pwned") is None
+    assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "status-page-failed.png"), full_page=True)
