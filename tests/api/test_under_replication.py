@@ -19,9 +19,9 @@ from jetspark.jobs import service
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
 from jetspark.tenants.principals import Principal, bare_token_name
+from tests.api.browser import offline_tab, serious_violations
 from tests.api.conftest import TOKEN
 from tests.api.test_prometheus import scrape
-from tests.api.test_status_page import CHROMIUM_FLAGS, chromium_path
 from tests.worker.test_streaming import windowed_stream
 
 SINCE = "2026-01-02T03:04:05+00:00"
@@ -101,11 +101,8 @@ def test_the_view_readyz_and_metrics_say_which_jobs_are_under_replicated(
 
 @pytest.mark.slow
 def test_the_page_marks_an_under_replicated_job(jobs: dict[str, Job], api_url: str) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-        tab = browser.new_page()
+    with offline_tab() as browser:
+        tab = browser.page
         tab.goto(f"{api_url}/")
         tab.fill("#token", TOKEN)
         tab.click("#token-form button")
@@ -121,4 +118,6 @@ def test_the_page_marks_an_under_replicated_job(jobs: dict[str, Job], api_url: s
             if marked:
                 assert marker.text_content() == "under-replicated: 0 of 1 backups"
                 assert marker.get_attribute("title") == "10.0.0.34:6379 has 0"
-        browser.close()
+                assert serious_violations(tab) == []
+        assert not browser.errors, f"the page raised: {browser.errors}"
+        assert not browser.blocked, f"the page asked the internet for: {browser.blocked}"
