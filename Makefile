@@ -87,7 +87,7 @@ examples: install
 
 # ---- benchmarks (not tests: each prints figures against a baseline of the same run) ----------
 # `make bench` runs every one in turn: well over an hour on two cores.
-BENCHES := bench-status-reads bench-stack bench-engine bench-latency bench-scale \
+BENCHES := bench-status-reads bench-api bench-stack bench-engine bench-latency bench-scale \
 	bench-processors bench-metrics bench-streaming bench-chaos bench-faults \
 	bench-snapshot-store bench-webhooks bench-rate-limit bench-validation
 bench: $(BENCHES)

@@ -160,22 +160,27 @@ def install() -> None:
         structlog.configure(processors=processors)
 
 
-def register(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> None:
-    """From now on, lines given ``job=<job_id>`` are kept with the job."""
+def register(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> JobLogSink:
+    """From now on, lines given ``job=<job_id>`` are kept with the job (by the sink returned)."""
     install()
+    sink = JobLogSink(client, keys, job_id)
     with _lock:
-        _sinks[str(job_id)] = JobLogSink(client, keys, job_id)
+        _sinks[str(job_id)] = sink
+    return sink
 
 
 @contextmanager
 def job_logs(client: RedisClient, keys: Keys, job_id: uuid.UUID) -> Iterator[None]:
     """While the block runs, every line of this thread is about ``job_id`` (and kept with
     it, as is any line given ``job=<job_id>``); afterwards the job's lines are not kept."""
-    register(client, keys, job_id)
+    sink = register(client, keys, job_id)
     tokens = structlog.contextvars.bind_contextvars(job=str(job_id))
     try:
         yield
     finally:
         structlog.contextvars.reset_contextvars(**tokens)
+        # An attempt that ends after the job's next attempt was claimed (a restart, a
+        # resume) leaves the newer attempt's sink in place: its lines are still kept.
         with _lock:
-            _sinks.pop(str(job_id), None)
+            if _sinks.get(str(job_id)) is sink:
+                del _sinks[str(job_id)]

@@ -96,3 +96,28 @@ def test_a_failure_keeps_its_exception_chain(redis_client: redis.Redis, keys: Ke
         ("ValueError", "the cause"),
     ]
     assert "in inner" in chain[1]["traceback"]
+
+
+def test_an_attempt_ending_after_the_next_was_claimed_keeps_the_next_ones_lines(
+    redis_client: redis.Redis, keys: Keys
+) -> None:
+    """A resume or restart claims the next attempt while the last one's thread still winds
+    down; that thread's end must not stop the new attempt's lines from being kept."""
+    job = uuid.uuid4()
+    old_started, old_may_end = threading.Event(), threading.Event()
+
+    def old_attempt() -> None:
+        with joblogs.job_logs(redis_client, keys, job):
+            old_started.set()
+            old_may_end.wait(10)
+
+    runner = threading.Thread(target=old_attempt)
+    runner.start()
+    assert old_started.wait(10)
+    joblogs.register(redis_client, keys, job)  # the worker's claim of the next attempt
+    old_may_end.set()
+    runner.join()
+    log.info("job claimed", job=str(job), attempt=2)
+    assert [line["event"] for line in joblogs.read(redis_client, keys, job, 0, 10).lines] == [
+        "job claimed"
+    ]
