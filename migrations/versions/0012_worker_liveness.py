@@ -11,8 +11,7 @@ Create Date: 2026-11-25 09:00:00.000000
   move. Rows recorded before are named from their statuses and cause as the rules of this
   revision would have named them.
 
-(The lead chains it after 0011 at merge: ``down_revision`` names the newest revision of its
-branch.)
+(Revision 0011 never landed: the number is skipped, and 0012 follows 0010.)
 """
 
 from __future__ import annotations
