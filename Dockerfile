@@ -3,10 +3,12 @@
 FROM python:3.11-slim-bookworm
 
 # procps: Spark's launch scripts call `ps`. The man folder: slim images drop it, and the JRE's
-# post-install step fails without it.
+# post-install step fails without it. libpostgresql-jdbc-java: PostgreSQL's JDBC driver for
+# source.jdbc / sink.jdbc (JETSPARK_JDBC_DRIVER_JARS names it by default).
 RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+       libpostgresql-jdbc-java \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

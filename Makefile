@@ -13,7 +13,7 @@ COMPILE := $(UV) pip compile pyproject.toml --quiet --universal --python-version
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: docs examples bench-scale bench-snapshot-store bench-latency bench-webhooks install lock lock-upgrade browser up test unit lint typecheck openapi client bench bench-status-reads bench-rate-limit bench-validation bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
+.PHONY: jdbc-driver docs examples bench-scale bench-snapshot-store bench-latency bench-webhooks install lock lock-upgrade browser up test unit lint typecheck openapi client bench bench-status-reads bench-rate-limit bench-validation bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
 
 # The venv holds exactly the dev lock (uv, itself pinned there, syncs it: seconds from its
 # cache), then the project itself, editable and without resolving anything.
@@ -36,7 +36,7 @@ lock-upgrade:
 	$(MAKE) lock LOCK_FLAGS=--upgrade
 
 # `make up UP_ARGS="--port 8080 --workers 2"` passes options on to `jetspark up`.
-up: install
+up: install jdbc-driver
 	$(BIN)/jetspark up $(UP_ARGS)
 
 lint: install
@@ -54,10 +54,21 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "no chromium and no root apt-get: the browser tests will be skipped"; fi; }
 
+# Debian's PostgreSQL JDBC driver for source.jdbc / sink.jdbc (the workers' Spark loads it from
+# JETSPARK_JDBC_DRIVER_JARS, /usr/share/java/postgresql.jar by default).
+jdbc-driver:
+	@test -f /usr/share/java/postgresql.jar || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's libpostgresql-jdbc-java for source.jdbc and sink.jdbc"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpostgresql-jdbc-java >/dev/null; \
+	  else echo "no /usr/share/java/postgresql.jar and no root apt-get: install libpostgresql-jdbc-java" \
+	    "(or put a PostgreSQL JDBC jar in JETSPARK_JDBC_DRIVER_JARS); source.jdbc/sink.jdbc jobs fail" \
+	    "naming the missing driver and their tests are skipped"; fi; }
+
 # PYTEST_WORKERS=2: the tests in two processes (pytest-xdist), a test file to a process, each
 # with its own embedded servers and SparkSession; 0 (the default): in one process.
 PYTEST_WORKERS ?= 0
-test: lint typecheck browser
+test: lint typecheck browser jdbc-driver
 	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
 
 unit: install

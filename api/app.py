@@ -33,6 +33,8 @@ from api.routers import (
 )
 from api.webhooks import Deliverer
 from jetspark.db.engine import make_engine, make_session_factory, normalize_url
+from jetspark.jdbc.connections import JdbcConnections
+from jetspark.kafka.clusters import KafkaClusters
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import connect_async, fail_fast
 from jetspark.settings import (
@@ -40,7 +42,9 @@ from jetspark.settings import (
     DagLimits,
     DatabaseSettings,
     EngineBounds,
+    JdbcSettings,
     JobLogSettings,
+    KafkaSettings,
     RedisSettings,
     RetrySettings,
     SupervisorSettings,
@@ -82,6 +86,8 @@ def create_app(
     engine_bounds: EngineBounds | None = None,
     job_log_settings: JobLogSettings | None = None,
     retry_settings: RetrySettings | None = None,
+    jdbc_settings: JdbcSettings | None = None,
+    kafka_settings: KafkaSettings | None = None,
 ) -> FastAPI:
     """Build the app; arguments override the environment (``JETSPARK_*``).
 
@@ -173,6 +179,10 @@ def create_app(
     app.state.dag_limits = dag_limits or DagLimits()
     app.state.tenant_settings = tenants
     app.state.engine_bounds = bounds
+    # An unusable setting stops the API here, naming it (JdbcConfigError), never a secret.
+    jdbc = jdbc_settings or JdbcSettings()
+    app.state.jdbc_connections = JdbcConnections.parse(jdbc.connections)
+    app.state.kafka_clusters = KafkaClusters.parse((kafka_settings or KafkaSettings()).clusters)
     app.state.job_log_settings = job_log_settings or JobLogSettings()
     app.state.retry_settings = retry_settings or RetrySettings()
     app.state.principals = principals

@@ -14,6 +14,8 @@ from sqlalchemy.orm import Session
 
 from api.auth import require_principal
 from api.notifications import JobViewCache
+from jetspark.jdbc.connections import JdbcConnections
+from jetspark.kafka.clusters import KafkaClusters
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 from jetspark.settings import (
@@ -78,6 +80,16 @@ async def _webhook_settings(request: Request) -> WebhookSettings:
     return settings
 
 
+async def _jdbc_connections(request: Request) -> JdbcConnections:
+    connections: JdbcConnections = request.app.state.jdbc_connections
+    return connections
+
+
+async def _kafka_clusters(request: Request) -> KafkaClusters:
+    clusters: KafkaClusters = request.app.state.kafka_clusters
+    return clusters
+
+
 async def _webhook_targets(request: Request) -> TargetPolicy:
     policy: TargetPolicy = request.app.state.webhook_targets
     return policy
@@ -96,3 +108,7 @@ JobLogSettingsDep = Annotated[JobLogSettings, Depends(_job_log_settings)]
 ViewCacheDep = Annotated[JobViewCache, Depends(_view_cache)]
 WebhookSettingsDep = Annotated[WebhookSettings, Depends(_webhook_settings)]
 WebhookTargetsDep = Annotated[TargetPolicy, Depends(_webhook_targets)]
+JdbcConnectionsDep = Annotated[JdbcConnections, Depends(_jdbc_connections)]
+KafkaClustersDep = Annotated[KafkaClusters, Depends(_kafka_clusters)]
+"""The operator's Kafka clusters (``JETSPARK_KAFKA_CLUSTERS``) and their topic rules."""
+"""The operator's JDBC connections (``JETSPARK_JDBC_CONNECTIONS``), names and principals."""

@@ -17,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jetspark.dag.errors import DagValidationError
+from jetspark.jobs.accept import UnstorableText
 from jetspark.jobs.deletion import JobNotFinished, SnapshotNotFound
 from jetspark.jobs.orchestration import IllegalTransition, JobNotFound
 from jetspark.jobs.service import IdempotencyConflict, InvalidCursor, QuotaExceeded
@@ -128,6 +129,15 @@ PLAIN: dict[type[Exception], tuple[int, str, str]] = {
 def _as_problem(error: Exception) -> Problem:
     if isinstance(error, Problem):
         return error
+    if isinstance(error, UnstorableText):
+        errors = [{"pointer": p.pointer, "message": p.message} for p in error.problems]
+        return Problem(
+            422,
+            f"{errors[0]['pointer']}: {errors[0]['message']}",
+            slug="invalid-request",
+            title="Invalid request",
+            errors=errors,
+        )
     if isinstance(error, DagValidationError):
         return Problem(
             422,

@@ -28,7 +28,7 @@ from jetspark.cli.supervisor import read_restarts
 from jetspark.db.tables import Job
 from jetspark.jobs.snapshots import REPLICATION, under_replicated_jobs
 from jetspark.jobs.status import HELD_BY_WORKER, JobStatus
-from jetspark.metrics.report import JobMetrics, now_ms
+from jetspark.metrics.report import JobMetrics, now_ms, wall_clock_lag
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 
@@ -39,7 +39,7 @@ VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
     ("items_out", "Items the vertex's processors emitted"),
     ("backpressure_ratio", "Worst share of time a processor was blocked handing output on"),
     ("coalesced_watermark_seconds", "The vertex's coalesced watermark, Unix seconds"),
-    ("lag_seconds", "Now minus the vertex's coalesced watermark"),
+    ("lag_seconds", "Now minus the vertex's coalesced watermark (event time within a day of now)"),
 )
 
 
@@ -167,7 +167,9 @@ class JobServerCollector(Collector):
                     families["coalesced_watermark_seconds"].add_metric(
                         labels, m.coalesced_wm / 1000
                     )
-                    families["lag_seconds"].add_metric(labels, max(0, now - m.coalesced_wm) / 1000)
+                    lag = wall_clock_lag(now, m.coalesced_wm)
+                    if lag is not None:  # replayed or synthetic event time has none
+                        families["lag_seconds"].add_metric(labels, lag / 1000)
         yield from families.values()
 
     def _supervisor_restarts(self) -> Metric:

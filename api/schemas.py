@@ -45,6 +45,29 @@ class SparkJobTiming(BaseModel):
     """When its first stage was submitted (None if every stage was skipped)."""
 
 
+class EpochTiming(BaseModel):
+    """Where one epoch of a stream spent its seconds (``worker/engine/streaming/profile.py``).
+
+    ``run_s`` covers the vertices (planning, py4j and the Spark jobs they ran); on sampled
+    epochs ``spark_s`` is the Spark jobs' own time and ``driver_s`` the rest. ``snapshot_s``
+    and the state written are set on epochs that took a snapshot."""
+
+    epoch: int
+    items: int = 0
+    plan_s: float = 0.0
+    run_s: float = 0.0
+    checkpoint_s: float = 0.0
+    await_commit_s: float = 0.0
+    snapshot_s: float | None = None
+    state_rows: int | None = None
+    state_bytes: int | None = None
+    commit_s: float = 0.0
+    spark_jobs: int | None = None
+    spark_stages: int | None = None
+    spark_s: float | None = None
+    driver_s: float | None = None
+
+
 class Timings(BaseModel):
     """When the last attempt went through each phase, to explain a slow run."""
 
@@ -57,6 +80,22 @@ class Timings(BaseModel):
     """The engine finished: its results are in the worker, to be written."""
     results_written: datetime | None = None
     finished: datetime | None = None
+    restoring: datetime | None = None
+    """A stream's restore from a snapshot began."""
+    restored: datetime | None = None
+    """It ended: the first epoch was asked for."""
+    first_epoch: datetime | None = None
+    """A stream's first epoch of this attempt committed."""
+    first_snapshot: datetime | None = None
+    """A stream's first snapshot of this attempt committed (its timings are stored then)."""
+    spark_application: str | None = None
+    """The Spark application that ran the attempt (the worker's; ``app-...`` on a cluster):
+    its jobs are under this id in Spark's UI or History Server, when an operator runs one."""
+    spark_job_group: str | None = None
+    """The Spark job group of the job's Spark jobs (``spark_jobs`` lists their ids and
+    stage ids)."""
+    epochs: list[EpochTiming] = []
+    """A stream's first epochs and its latest ones, each with where its time went."""
 
 
 class UnderReplication(BaseModel):

@@ -45,7 +45,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import build_plan
+from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.spark_session import build_spark_session
 from worker.engine import JobControl, RunnableJob, run_job
@@ -115,7 +115,7 @@ def run_dag(spark: SparkSession, body: dict[str, Any]) -> int:
         id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
     )
     control = JobControl(job_group=f"bench-{job.id}", cancelled=threading.Event())
-    outcome = run_job(spark, job, control)
+    outcome = run_job(spark, ExecutionPlan.model_validate(job.plan), control)
     return len(outcome.results["sink"])
 
 

@@ -27,7 +27,7 @@ import redis
 from pyspark.sql import SparkSession
 
 from bench.python_processors import word_count_spec, write_lines
-from jetspark.dag.plan import build_plan
+from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.embedded.redis import EmbeddedRedis
 from jetspark.queue.keys import Keys
@@ -47,7 +47,7 @@ def run_once(spark: SparkSession, path: Path, reporting: MetricsReporting | None
     if reporter is not None:
         context.setLocalProperty(PROCESSORS_KEY, reporter.processors_key)
     try:
-        outcome = run_job(spark, job, control)
+        outcome = run_job(spark, ExecutionPlan.model_validate(job.plan), control)
     finally:
         context.setLocalProperty(PROCESSORS_KEY, None)  # type: ignore[arg-type]
     if reporter is not None:

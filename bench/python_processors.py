@@ -23,7 +23,6 @@ import os
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -37,7 +36,7 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.spark_session import build_spark_session
-from worker.engine import JobControl, RunnableJob, run_job
+from worker.engine import JobControl, run_job
 from worker.engine.ops.base import OpContext
 from worker.engine.ops.python import PythonOp
 
@@ -81,9 +80,8 @@ def word_count_spec(path: Path) -> JobSpec:
 
 def full_job(spark: SparkSession, path: Path) -> int:
     spec = word_count_spec(path)
-    plan = build_plan(validate_job(spec)).model_dump(mode="json")
-    job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan)
-    outcome = run_job(spark, job, JobControl(job_group="bench"))
+    plan = build_plan(validate_job(spec))
+    outcome = run_job(spark, plan, JobControl(job_group="bench"))
     return outcome.vertex_counts["sink"].items_in
 
 

@@ -45,7 +45,10 @@ from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits, WorkerSettings
 from jetspark.spark_session import build_spark_session
 from worker.engine import run_job
+from worker.engine.contract import RedisTarget
+from worker.engine.streaming.profile import summary
 from worker.loop import Worker
+from worker.warm_up import warm_up
 
 KEYS = 1000
 
@@ -104,6 +107,7 @@ class Stack:
 
     def __init__(self, home: Path) -> None:
         self.exits = ExitStack()
+        self.home = home
         database, redis_url = self.exits.enter_context(services(home))
         self.engine = make_engine(fresh_database(database), pool_size=6)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -111,6 +115,9 @@ class Stack:
         self.keys = Keys(f"bench-{uuid.uuid4().hex[:6]}")
         self.spark = build_spark_session(master="local[2]", app_name="jetspark-bench")
         self.spark.sparkContext.setLogLevel("ERROR")
+        # As a worker does at start (``worker.main``): else the first job measured pays the
+        # JVM's warm-up, and ``none``, measured first, looked slower than ``exactly_once``.
+        warm_up(self.spark, RedisTarget.of_client(self.client, self.keys.namespace))
         self.workers: list[tuple[Worker, threading.Thread]] = []
 
     def start_worker(self, lease_s: float = 15.0) -> Worker:
@@ -174,17 +181,19 @@ def epoch_of(job: Job) -> int:
     return int(job.last_snapshot["epoch"]) if job.last_snapshot else 0
 
 
-def throughput(stack: Stack, guarantee: str, seconds: float) -> float:
-    """Events/s that entered the DAG (committed epochs) over ``seconds`` after a warm-up."""
+def throughput(stack: Stack, guarantee: str, seconds: float) -> tuple[float, list[Any]]:
+    """Events/s that entered the DAG (committed epochs) over ``seconds`` after a warm-up,
+    and the epochs' profiles the job stored with its timings."""
     job_id = stack.submit(pipeline(guarantee, rate=None, interval_ms=100))
     warm = stack.wait(job_id, lambda j: j.status == "RUNNING" and j.items_in > 0)
     warm = stack.wait(job_id, lambda j, base=warm.items_in: j.items_in > base)
     began, start_items = time.monotonic(), warm.items_in
     time.sleep(seconds)  # the job runs on the worker's threads meanwhile
-    now = stack.job(job_id)
+    # Whole epochs only, from one commit to another: an epoch may take longer than seconds.
+    now = stack.wait(job_id, lambda j, base=stack.job(job_id).items_in: j.items_in > base)
     elapsed = time.monotonic() - began
     stack.cancel(job_id)
-    return (now.items_in - start_items) / elapsed
+    return (now.items_in - start_items) / elapsed, (now.timings or {}).get("epochs", [])
 
 
 def watermark_lag(
@@ -237,16 +246,20 @@ def main() -> None:
     parser.add_argument("--parts", default="throughput,lag,recovery")
     parser.add_argument("--lag-interval-ms", type=int, default=1000)
     parser.add_argument("--lag-warmup", type=float, default=30.0)
+    parser.add_argument(
+        "--max-items-per-epoch", type=int, default=1_000_000,
+        help="jetspark's epoch cap, and the Structured Streaming baseline's rows a batch",
+    )  # fmt: skip
     args = parser.parse_args()
     os.environ.setdefault("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "100")
-    os.environ.setdefault("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "1000000")
+    os.environ["JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH"] = str(args.max_items_per_epoch)
     with tempfile.TemporaryDirectory(prefix="jetspark-bench-") as home:
         stack = Stack(Path(home))
         try:
             stack.start_worker()
             parts = set(args.parts.split(","))
             if "throughput" in parts:
-                measure_throughput(stack, args.seconds, args.rounds)
+                measure_throughput(stack, args.seconds, args.rounds, args.max_items_per_epoch)
             if "lag" in parts:
                 measure_lag(stack, args.seconds, args.lag_interval_ms, args.lag_warmup)
             if "recovery" in parts:
@@ -257,16 +270,104 @@ def main() -> None:
             stack.close()
 
 
-def measure_throughput(stack: Stack, seconds: float, rounds: int) -> None:
-    rates: dict[str, list[float]] = {"none": [], "exactly_once": []}
-    for _ in range(rounds):  # alternated, so drift hits both alike
-        for guarantee in rates:
-            rates[guarantee].append(throughput(stack, guarantee, seconds))
-    none, exact = (statistics.median(rates[g]) for g in ("none", "exactly_once"))
-    print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink")
-    for guarantee, median in (("none", none), ("exactly_once", exact)):
-        print(f"  {guarantee:<13} {median:12,.0f}   runs {[round(r) for r in rates[guarantee]]}")
-    print(f"  ratio exactly_once / none: {exact / none:.2f} (overhead {1 - exact / none:.0%})")
+GUARANTEES = ("none", "at_least_once", "exactly_once")
+
+
+def measure_throughput(stack: Stack, seconds: float, rounds: int, batch_rows: int) -> None:
+    rates: dict[str, list[float]] = {g: [] for g in (*GUARANTEES, "structured_streaming")}
+    profiles: dict[str, list[Any]] = {}
+    for _ in range(rounds):  # alternated, so drift hits all alike
+        for guarantee in GUARANTEES:
+            rate, profiles[guarantee] = throughput(stack, guarantee, seconds)
+            rates[guarantee].append(rate)
+        rates["structured_streaming"].append(
+            structured_streaming(stack, seconds, batch_rows, Path(stack.home))
+        )
+    median = {name: statistics.median(runs) for name, runs in rates.items()}
+    spark = median["structured_streaming"]
+    print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink "
+          f"(load {os.getloadavg()[0]:.1f})")  # fmt: skip
+    for name, runs in rates.items():
+        print(f"  {name:<21} {median[name]:12,.0f}   runs {[round(r) for r in runs]}")
+    for guarantee in GUARANTEES:
+        ratio = f"{median[guarantee] / spark:.2f}" if spark > 0 else "-"
+        print(f"  jetspark {guarantee} / Structured Streaming: {ratio}")
+    none, exact = median["none"], median["exactly_once"]
+    if none > 0:
+        print(f"  ratio exactly_once / none: {exact / none:.2f}")
+    print("where an epoch's time goes (the last round; s, medians of the steady epochs):")
+    for guarantee, epochs in profiles.items():
+        print_profile(guarantee, epochs)
+
+
+PHASES = ("items", "plan_s", "run_s", "checkpoint_s", "await_commit_s", "snapshot_s",
+          "commit_s", "spark_jobs", "spark_stages", "spark_s", "driver_s", "state_rows",
+          "state_bytes")  # fmt: skip
+
+
+def print_profile(guarantee: str, epochs: list[dict[str, Any]]) -> None:
+    if not epochs:
+        print(f"  {guarantee}: no epoch profile stored")
+        return
+    first, steady = epochs[0], summary(epochs)
+    print(f"  {guarantee}: first epoch " + _phases(first))
+    print(f"  {'':<{len(guarantee)}}  steady      " + _phases(steady))
+
+
+def _phases(values: dict[str, Any]) -> str:
+    shown = []
+    for key in PHASES:
+        value = values.get(key)
+        if value is None:
+            continue
+        shown.append(f"{key.removesuffix('_s')}={value:.3f}" if key.endswith("_s")
+                     else f"{key}={value:,}")  # fmt: skip
+    return " ".join(shown)
+
+
+def structured_streaming(stack: Stack, seconds: float, batch_rows: int, home: Path) -> float:
+    """The same shape written by hand in Spark Structured Streaming, the baseline: a
+    ``rate-micro-batch`` source of ``batch_rows`` a batch (1 s of event time each, as
+    jetspark's unrated sequence stamps an epoch's items with one time), a watermark of lag
+    0, tumbling 1 s windows over the same 1,000 keys, append mode into the ``noop`` sink
+    (drops rows), checkpointed, on the same ``local[2]`` session, as fast as it goes.
+    Events/s = input rows of the batches completed in ``seconds`` after two warm batches."""
+    from pyspark.sql import functions as F
+
+    session = stack.spark.newSession()
+    session.conf.set("spark.sql.shuffle.partitions", "2")  # local[2]: the default 200 is slow
+    events = (
+        session.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", batch_rows)
+        .option("numPartitions", 2)
+        .option("advanceMillisPerBatch", 1000)
+        .load()
+    )
+    windows = (
+        events.withWatermark("timestamp", "0 seconds")
+        .groupBy(F.window("timestamp", "1 second"), (F.col("value") % KEYS).alias("key"))
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    checkpoint = home / f"structured-{uuid.uuid4().hex[:6]}"
+    query = (
+        windows.writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", str(checkpoint))
+        .start()
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while len(query.recentProgress) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the query's progress (warm-up: two batches)
+        seen = len(query.recentProgress)
+        began = time.monotonic()
+        time.sleep(seconds)  # the query runs on its own thread meanwhile
+        progress = query.recentProgress
+        elapsed = time.monotonic() - began
+        rows = sum(p.numInputRows for p in progress[seen:])
+        return rows / elapsed
+    finally:
+        query.stop()
 
 
 def measure_lag(stack: Stack, seconds: float, interval: int, warmup_s: float) -> None:

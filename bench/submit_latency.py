@@ -51,13 +51,12 @@ from jetspark.spark_session import build_spark_session
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from worker.engine import JobControl, RunnableJob, run_job
+from worker.engine import JobControl, run_job
 spark = build_spark_session(master="local[2]")
 running = time.time() - started
 spec = JobSpec.model_validate(json.loads(open(sys.argv[2]).read()))
-plan = build_plan(validate_job(spec)).model_dump(mode="json")
-job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan)
-run_job(spark, job, JobControl(job_group="cold", cancelled=threading.Event()))
+plan = build_plan(validate_job(spec))
+run_job(spark, plan, JobControl(job_group="cold", cancelled=threading.Event()))
 print(json.dumps({"running_s": running, "total_s": time.time() - started}))
 spark.stop()
 """

@@ -22,6 +22,9 @@ def _split_csv(value: object) -> object:
 CsvList = Annotated[list[str], NoDecode, BeforeValidator(_split_csv)]
 """A list given in the environment as comma-separated values."""
 
+DEBIAN_POSTGRESQL_JAR = "/usr/share/java/postgresql.jar"
+"""Where Debian's ``libpostgresql-jdbc-java`` puts PostgreSQL's JDBC driver."""
+
 
 class HomeSettings(BaseSettings):
     """Where the embedded servers and the generated token live (``JETSPARK_HOME``)."""
@@ -79,6 +82,11 @@ class SparkSettings(BaseSettings):
     """``JETSPARK_SPARK_SHIP_CODE``: send the engine, the allowed processor modules and their
     libraries to the executors at start (``jetspark.executor_code``); unset, only when the
     master is not local (a local master's tasks run this installation)."""
+    ui_port: int | None = Field(default=None, ge=1, le=65535)
+    """``JETSPARK_SPARK_UI_PORT``: run Spark's own UI on this port of each worker (off when
+    unset). It shows every tenant's jobs and the worker's environment and has no login: an
+    operator's tool, bound where ``SPARK_LOCAL_IP`` says (loopback on a local master), to be
+    reached through an authenticating proxy only (docs/SECURITY.md). Its kill links are off."""
 
 
 class DagLimits(BaseSettings):
@@ -231,6 +239,9 @@ class StreamSettings(BaseSettings):
     are taken apart from epochs, every ``snapshot_interval_ms``."""
     max_items_per_epoch: int = 2_000_000
     """What a source may read in one epoch at most (a backlog is worked off over several)."""
+    snapshot_history: int = Field(default=100, ge=1, le=10_000)
+    """Snapshots kept per job in its snapshot history (``GET /v1/jobs/{id}/snapshots``):
+    committed, failed and abandoned ones, the newest first; older records are dropped."""
 
 
 # --- Tenants (issue 11): principals, admins and per-principal quotas ------------------------
@@ -274,6 +285,34 @@ class DataSettings(BaseSettings):
     def root_list(self) -> list[str]:
         """The roots, the default one when none is set."""
         return list(self.roots) or [str(HomeSettings().home.expanduser().resolve() / "data")]
+
+
+class JdbcSettings(BaseSettings):
+    """Databases ``source.jdbc`` and ``sink.jdbc`` may use (``JETSPARK_JDBC_*``); see
+    ``jetspark.jdbc.connections`` and docs/SECURITY.md."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_JDBC_")
+
+    connections: str | None = None
+    """``JETSPARK_JDBC_CONNECTIONS``: a JSON object, connection name -> ``url``, ``user`` (or
+    ``user_env``), ``password_env`` or ``password_file``, ``principals`` (``["*"]``: any) and
+    an optional ``driver`` class. DAGs name connections; credentials stay here."""
+    driver_jars: CsvList = Field(default_factory=lambda: [DEBIAN_POSTGRESQL_JAR])
+    """JDBC driver jars the workers' Spark loads (``spark.jars`` and the driver's class path),
+    comma-separated; a listed jar that is missing is skipped with a warning. The default is
+    Debian's ``libpostgresql-jdbc-java`` (``make jdbc-driver`` installs it)."""
+
+
+class KafkaSettings(BaseSettings):
+    """Kafka clusters ``source.kafka`` and ``sink.kafka`` may use (``JETSPARK_KAFKA_*``); see
+    ``jetspark.kafka.clusters`` and docs/SECURITY.md."""
+
+    model_config = SettingsConfigDict(env_prefix="JETSPARK_KAFKA_")
+
+    clusters: str | None = None
+    """``JETSPARK_KAFKA_CLUSTERS``: a JSON object, cluster name -> ``bootstrap``
+    (``host:port,...``) and ``topics`` (principal or ``*`` -> topic names and ``prefix*``
+    patterns it may read and write). DAGs name clusters and topics, never brokers."""
 
 
 class ExpressionLimits(BaseSettings):

@@ -7,12 +7,17 @@ variable, so a worker that cannot start says why instead of dying in a loop.
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from jetspark.settings import SparkSettings
+import structlog
+
+from jetspark.json_setting import json_object
+from jetspark.settings import JdbcSettings, SparkSettings
+
+log = structlog.get_logger("jetspark.worker")
 
 OWNED = {
     "spark.master": "JETSPARK_SPARK_MASTER",
@@ -58,12 +63,7 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
 
 def parse_json_conf(text: str, source: str) -> dict[str, str]:
     """A JSON object of properties; values are strings, numbers or booleans."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SparkConfError(f"{source} is not valid JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise SparkConfError(f"{source} must be a JSON object of Spark properties")
+    value = json_object(text, source, "Spark properties", SparkConfError)
     conf: dict[str, str] = {}
     for key, item in value.items():
         if isinstance(item, bool):
@@ -117,15 +117,27 @@ def is_local(master: str) -> bool:
 
 
 def session_conf(
-    *, master: str, shuffle_partitions: int, conf: Mapping[str, str] | None = None
+    *,
+    master: str,
+    shuffle_partitions: int,
+    conf: Mapping[str, str] | None = None,
+    driver_jars: list[str] | None = None,
+    ui_port: int | None = None,
 ) -> dict[str, str]:
     """Every property a worker's session is built with: defaults, the user's, then REQUIRED.
 
     Loopback is only the default of a local master: a cluster's executors must reach the
-    driver, so there Spark picks the address unless ``spark.driver.host`` is given.
+    driver, so there Spark picks the address unless ``spark.driver.host`` is given. Spark's
+    UI is off unless ``ui_port`` (``JETSPARK_SPARK_UI_PORT``) names its port; then it runs
+    there, without its kill links (anyone reaching it could otherwise stop any tenant's job).
     """
+    ui = (
+        {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port), "spark.ui.killEnabled": "false"}
+        if ui_port is not None
+        else {"spark.ui.enabled": "false"}
+    )
     defaults = {
-        "spark.ui.enabled": "false",
+        **ui,
         "spark.scheduler.mode": "FAIR",
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -136,4 +148,26 @@ def session_conf(
     }
     if is_local(master):
         defaults |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-    return defaults | dict(conf or {}) | REQUIRED
+    jars = JdbcSettings().driver_jars if driver_jars is None else driver_jars
+    return with_driver_jars(defaults | dict(conf or {}), jars) | REQUIRED
+
+
+def with_driver_jars(properties: Mapping[str, str], jars: list[str]) -> dict[str, str]:
+    """``properties`` with the JDBC driver jars that exist added to ``spark.jars`` (the
+    executors get them) and to the driver's class path (where Spark's JDBC source looks a
+    driver up on the driver); the user's own entries are kept first."""
+    merged = dict(properties)
+    present = [jar for jar in jars if Path(jar).is_file()]
+    for jar in jars:
+        if jar not in present:
+            log.warning(
+                "JDBC driver jar not found: source.jdbc/sink.jdbc jobs of its database fail "
+                "naming the missing driver (`make jdbc-driver` installs PostgreSQL's)",
+                jar=jar,
+            )
+    for key, separator in (("spark.jars", ","), ("spark.driver.extraClassPath", os.pathsep)):
+        listed = [entry for entry in merged.get(key, "").split(separator) if entry]
+        listed += [jar for jar in present if jar not in listed]
+        if listed:
+            merged[key] = separator.join(listed)
+    return merged

@@ -27,12 +27,15 @@ def build_spark_session(
     warehouse: Path | None = None,
     shuffle_partitions: int = 8,
     conf: Mapping[str, str] | None = None,
+    ui_port: int | None = None,
 ) -> SparkSession:
     """A SparkSession with the FAIR scheduler and ``conf`` (see ``jetspark.spark_conf``);
     a local master stays on loopback with Python workers on this interpreter."""
     from pyspark.sql import SparkSession
 
-    properties = session_conf(master=master, shuffle_partitions=shuffle_partitions, conf=conf)
+    properties = session_conf(
+        master=master, shuffle_partitions=shuffle_partitions, conf=conf, ui_port=ui_port
+    )
     python = properties.get("spark.pyspark.python")
     if python is not None:
         # PySpark reads the executors' interpreter from the environment only.
@@ -65,6 +68,7 @@ def start_spark(settings: SparkSettings) -> SparkSession:
             app_name=settings.app_name,
             shuffle_partitions=settings.shuffle_partitions,
             conf=conf,
+            ui_port=settings.ui_port,
         )
         # SQL properties are checked when the session state is built, on first use: now.
         session.conf.get("spark.sql.session.timeZone")
@@ -72,6 +76,8 @@ def start_spark(settings: SparkSettings) -> SparkSession:
         raise SparkConfError(
             f"Spark did not start (JETSPARK_SPARK_MASTER={settings.master}): {_cause(error)}"
         ) from None
+    if settings.ui_port is not None:  # an operator's tool: said where it is, once
+        log.info("Spark UI on", url=session.sparkContext.uiWebUrl, port=settings.ui_port)
     ship = settings.ship_code if settings.ship_code is not None else not is_local(settings.master)
     if ship:
         _ship_code(session)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -22,6 +23,7 @@ TABLES = {
     "lifecycle_requests",
     "webhook_deliveries",
     "workers",
+    "snapshot_history",
 }
 VIEWS = {"job_results"}
 
@@ -127,3 +129,84 @@ def test_records_stored_before_pages_are_kept_both_ways(empty_database_url: str)
             assert [tuple(r) for r in conn.execute(read, {"id": job_id})] == records
     finally:
         engine.dispose()
+
+
+def _version_1_plan(body: dict[str, Any], *, bare: bool) -> dict[str, Any]:
+    """A plan as an earlier version stored it: no version, no vertex facts; ``bare``: also
+    no params, role, name, config or fingerprint (plans stored before issue 13)."""
+    from jetspark.dag.model import JobSpec
+    from jetspark.dag.plan import build_plan
+    from jetspark.dag.validate import validate_job
+
+    plan = build_plan(validate_job(JobSpec.model_validate(body)), all_to_one_seed=3)
+    stored = plan.model_dump(mode="json")
+    del stored["version"], stored["runs_in_epochs"]
+    for vertex in stored["vertices"]:
+        for field in ("bounded", "endless", "needs_event_time", "touches"):
+            del vertex[field]
+        if bare:
+            vertex["params"] = vertex["role"] = None
+    if bare:
+        for field in ("name", "config", "fingerprint"):
+            del stored[field]
+    return stored
+
+
+def test_plans_stored_before_are_upgraded_to_the_one_the_engine_runs(
+    empty_database_url: str,
+) -> None:
+    """0013: every stored plan reads as ``ExecutionPlan`` version 2, its decisions (the drawn
+    all-to-one partition, members) kept; a plan it cannot read becomes NULL."""
+    from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan
+
+    url = empty_database_url
+    upgrade(url, "0012")
+    body: dict[str, Any] = {
+        "name": "old",
+        "dag": {
+            "vertices": [
+                {"name": "in", "processor": "source.sequence", "params": {"count": None}},
+                {"name": "out", "processor": "sink.redis_stream", "params": {"stream": "s"}},
+            ],
+            "edges": [{"from": "in", "to": "out", "routing": "all_to_one"}],
+        },
+        "config": {"members": 2},
+    }
+    broken = {"name": "x", "dag": {"vertices": [{"name": "in", "processor": "gone"}]}}
+    rows = {
+        uuid.uuid4(): (body, _version_1_plan(body, bare=False)),
+        uuid.uuid4(): (body, _version_1_plan(body, bare=True)),
+        uuid.uuid4(): (broken, {"vertices": [{"name": "in", "processor": "gone"}]}),
+    }
+    engine = create_engine(normalize_url(url))
+    try:
+        with engine.begin() as conn:
+            for job_id, (definition, plan) in rows.items():
+                conn.execute(
+                    text(
+                        "INSERT INTO jobs (id, name, principal, definition, plan, status, attempt,"
+                        " version, fencing_token, items_in, items_out) VALUES (:id, 'old',"
+                        " 'alice', CAST(:d AS jsonb), CAST(:p AS jsonb), 'QUEUED', 1, 1, 0, 0, 0)"
+                    ),
+                    {"id": job_id, "d": json.dumps(definition), "p": json.dumps(plan)},
+                )
+        upgrade(url, "head")
+        with engine.connect() as conn:
+            stored: dict[uuid.UUID, Any] = dict(
+                conn.execute(text("SELECT id, plan FROM jobs")).tuples().all()
+            )
+    finally:
+        engine.dispose()
+    ids = list(rows)
+    assert stored[ids[2]] is None
+    for job_id in ids[:2]:
+        upgraded = ExecutionPlan.model_validate(stored[job_id])
+        kept = rows[job_id][1]
+        assert (
+            upgraded.version == PLAN_VERSION and upgraded.runs_in_epochs and upgraded.members == 2
+        )
+        assert upgraded.edges[0].all_to_one_pid == kept["edges"][0]["all_to_one_pid"]
+        source, sink = upgraded.vertices
+        assert (source.role, source.bounded, source.endless) == ("source", False, True)
+        assert sink.touches.redis_names == ["s"] and sink.role == "sink"
+        assert upgraded.name == "old" and upgraded.config.members == 2

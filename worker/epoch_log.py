@@ -10,7 +10,9 @@ once only. A worker that lost the job is refused by its fencing token and commit
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,13 +21,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import Job, JobResultPage, Snapshot
-from jetspark.jobs import orchestration
+from jetspark.jobs import orchestration, snapshot_history
 from jetspark.jobs.snapshots import committed_named, latest_committed, summary
 from worker.engine.contract import EpochCommit, SnapshotRecord
 from worker.results import ResultsWriter
 from worker.timings import recovery_phases, stamp
 
 log = structlog.get_logger("jetspark.worker")
+
+TIMINGS_EVERY_S = 2.0
+"""How often a commit stores the attempt's timings (its epochs' profiles) with the job."""
 
 
 class PgEpochLog:
@@ -38,8 +43,13 @@ class PgEpochLog:
         results_cap: int,
         principal: str,
         timings: dict[str, Any] | None = None,
+        attempt: int = 0,
+        history: int = 100,
     ) -> None:
         self.sessions, self.job_id, self.token = sessions, job_id, fencing_token
+        self.attempt = attempt
+        self.history = history
+        """Snapshot records kept per job (``JETSPARK_STREAM_SNAPSHOT_HISTORY``)."""
         self.results = ResultsWriter(job_id, results_cap)
         self.principal = principal
         """The job's owner: its ``initial_snapshot`` names one of this principal's."""
@@ -47,7 +57,9 @@ class PgEpochLog:
         """The attempt's timings (``JobControl.timings``): the log stamps when a restore
         began (``restoring``) and ended (``restored``: the first epoch is asked for), the
         first epoch's commit and the first snapshot's; the latter is stored with the job
-        then, so a running stream's view says where its recovery's seconds went."""
+        then, so a running stream's view says where its recovery's seconds went; the
+        epochs' profiles (``timings["epochs"]``) are stored again every ``TIMINGS_EVERY_S``."""
+        self.timings_due = 0.0
 
     def restore_point(self) -> SnapshotRecord | None:
         began = stamp()
@@ -128,8 +140,44 @@ class PgEpochLog:
             session.commit()
             self.results.reset()
 
+    # --- the snapshot history (``SnapshotHistoryLog``) -----------------------------------
+
+    def snapshot_started(self, snapshot_id: int, epoch: int) -> None:
+        self._history_write(
+            "start",
+            lambda session: snapshot_history.started(
+                session,
+                self.job_id,
+                self.attempt,
+                snapshot_id,
+                epoch,
+                datetime.now(UTC),
+                keep=self.history,
+            ),
+        )
+
+    def snapshot_ended(self, snapshot_id: int, error: BaseException) -> None:
+        self._history_write(
+            "end",
+            lambda session: snapshot_history.ended(
+                session, self.job_id, self.attempt, snapshot_id, error, datetime.now(UTC)
+            ),
+        )
+
+    def _history_write(self, what: str, write: Callable[[Session], None]) -> None:
+        """One history write in a transaction of its own; its failure (PostgreSQL away, the
+        job deleted meanwhile) is logged and the job goes on: history never stops a job."""
+        try:
+            with self.sessions() as session:
+                write(session)
+                session.commit()
+        except Exception as error:
+            log.warning("snapshot history not kept", job=str(self.job_id), what=what,
+                        error=str(error))  # fmt: skip
+
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         self._epochs_begin()
+        written_at = datetime.now(UTC)  # the engine commits as soon as the state is written
         with self.sessions() as session:
             if commit.snapshot is not None and self._committed(session, commit.snapshot):
                 return []  # a retry after a commit whose answer an outage lost
@@ -154,10 +202,23 @@ class PgEpochLog:
             first_snapshot = commit.snapshot is not None and "first_snapshot" not in self.timings
             if commit.snapshot is not None:
                 dropped = self._commit_snapshot(session, commit.snapshot, job)
+                snapshot_history.committed(
+                    session,
+                    self.job_id,
+                    self.attempt,
+                    commit.snapshot.snapshot_id,
+                    commit.snapshot.epoch,
+                    stats=commit.snapshot.stats,
+                    written_at=written_at,
+                    at=datetime.now(UTC),
+                )
             if first_snapshot:  # the attempt's phases so far, kept with the job now
                 self.timings.setdefault("first_epoch", stamp())
                 self.timings["first_snapshot"] = stamp()
-                job.timings = dict(self.timings)
+            now = time.monotonic()
+            if first_snapshot or ("epochs" in self.timings and now >= self.timings_due):
+                job.timings = dict(self.timings)  # and the epochs' profiles, now and then
+                self.timings_due = now + TIMINGS_EVERY_S
             session.commit()
             self.timings.setdefault("first_epoch", stamp())
             self.results.committed()

@@ -14,6 +14,7 @@ exact once known); rates are per second since the previous document.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +26,14 @@ from pydantic import ValidationError
 from jetspark.dag.plan import ExecutionPlan
 from jetspark.metrics.names import BackpressureLevel
 from jetspark.metrics.report import (
+    EVENT_TIME_WINDOW_MS,
     JobMetrics,
     MetricsPublisher,
     ProcessorMetrics,
     VertexMetrics,
     aggregate_vertex,
     now_ms,
+    set_event_time,
 )
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
@@ -69,6 +72,9 @@ class JobReporter:
         self.sources = {n for n in self.order if plan and not plan.inbound(n)}
         self.counts: Mapping[str, VertexCounts] = {}
         self.previous: tuple[int, dict[str, int]] = (now_ms(), {})
+        self.watermarks: dict[str, deque[tuple[int, int]]] = {}
+        """Each vertex's (``at_ms``, ``coalesced_wm``) over the last ``EVENT_TIME_WINDOW_MS``:
+        event time's pace."""
         self.stopped = threading.Event()
         self.thread: threading.Thread | None = None
         self.final: JobMetrics | None = None
@@ -175,7 +181,11 @@ class JobReporter:
                 vertex.input_rate_per_s = vertex.items_out_per_s
                 if vertex.busy_ratio > 0:
                     vertex.processing_rate_per_s = round(rate / vertex.busy_ratio, 3)
+            samples = self.watermarks.setdefault(name, deque())
+            while len(samples) > 1 and samples[1][0] <= at - EVENT_TIME_WINDOW_MS:
+                samples.popleft()  # the oldest kept is the last at or before the window
+            set_event_time(vertex, at, samples[0] if samples else None)
             if vertex.coalesced_wm is not None:
-                vertex.lag_ms = max(0, at - vertex.coalesced_wm)
+                samples.append((at, vertex.coalesced_wm))
             vertex.backpressure_level = BackpressureLevel.of(vertex.backpressure_ratio)
         self.previous = (at, {name: v.items_out for name, v in vertices.items()})

@@ -27,14 +27,14 @@ from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 from jetspark.retry import OutageLog, Retry, always
-from jetspark.settings import RetentionSettings, TenantSettings, WorkerSettings
+from jetspark.settings import RetentionSettings, StreamSettings, TenantSettings, WorkerSettings
 from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
 from worker.live_metrics import MetricsReporting
 from worker.liveness import Liveness
 from worker.reconciler import reconcile
-from worker.runner import EngineRun, HeldJob, perform
+from worker.runner import EngineRun, HeldJob, perform, timeout_of
 from worker.warm_up import keep_python_workers
 
 if TYPE_CHECKING:
@@ -71,11 +71,15 @@ class Worker:
         liveness: Liveness | None = None,
     ) -> None:
         self.spark = spark
+        self.spark_application: str | None = _application_id(spark)
+        """This worker's Spark application id (``app-...``, ``local-...``)."""
         self.sessions = sessions
         self.client = client
         self.keys = keys
         self.engine_run = engine_run
         self.settings = settings or WorkerSettings()
+        self.snapshot_history = StreamSettings().snapshot_history
+        """Snapshot records kept per job (``jetspark.jobs.snapshot_history``)."""
         self.max_running = TenantSettings().quota_running_jobs
         """Jobs of one principal held at once, by all workers (``JETSPARK_QUOTA_RUNNING_JOBS``)."""
         self.id = worker_id or new_worker_id()
@@ -266,7 +270,7 @@ class Worker:
     def fit_plan(self, job: Job) -> None:
         """A job that left ``members`` unset runs on as many members as this worker's Spark
         application has executors; the plan is stored with the claim (SPEC §3)."""
-        plan = plan_for_executors(job.definition, job.plan, executor_count(self.spark))
+        plan = plan_for_executors(job.plan, executor_count(self.spark))
         if plan is not None:
             job.plan = plan
 
@@ -275,10 +279,23 @@ class Worker:
         timings: dict[str, Any] = {
             "queued": (job.announced_at or job.created_at).isoformat(),
             "claimed": job.updated_at.isoformat(),
+            # Where its Spark jobs are in Spark's UI or History Server (docs/SECURITY.md).
+            "spark_application": self.spark_application,
+            "spark_job_group": f"job-{job.id}",
         }
         lost = (job.timings or {}).get("holder_lost")
         if lost and lost.get("attempt") == job.attempt - 1:  # the last attempt's worker died
             timings["holder_lost"] = lost
+        epochs = PgEpochLog(
+            self.sessions,
+            job.id,
+            job.fencing_token,
+            results_cap=RESULTS_CAP,
+            principal=job.principal,
+            timings=timings,
+            attempt=job.attempt,
+            history=self.snapshot_history,
+        )
         held = HeldJob(
             job=RunnableJob(
                 id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
@@ -286,20 +303,15 @@ class Worker:
             entry_id=entry_id,
             fencing_token=job.fencing_token,
             control=JobControl(
-                job_group=f"job-{job.id}",
-                epochs=PgEpochLog(
-                    self.sessions,
-                    job.id,
-                    job.fencing_token,
-                    results_cap=RESULTS_CAP,
-                    principal=job.principal,
-                    timings=timings,
-                ),
+                job_group=timings["spark_job_group"],
+                job_id=job.id,
+                epochs=epochs,
+                snapshot_history=epochs,
                 redis=RedisTarget.of_client(self.client, self.keys.namespace, job.principal),
                 timings=timings,
             ),
         )
-        timeout = (held.job.definition.get("config") or {}).get("timeout_s")
+        timeout = timeout_of(held.job)
         if timeout:
             started = job.started_at.timestamp() if job.started_at else time.time()
             held.deadline = started + float(timeout)
@@ -438,3 +450,11 @@ class Worker:
         with self.sessions() as session:
             job = session.get(Job, job_id)
             return job.status if job else None
+
+
+def _application_id(spark: SparkSession) -> str | None:
+    try:
+        found = spark.sparkContext.applicationId
+    except Exception:  # a session being stopped: the id only names where its jobs are
+        return None
+    return str(found) if found else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
+from jetspark.dag.plan import ExecutionPlan
 from jetspark.joblogs import EXCEPTION_KEY, exception_chain, job_logs
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.orchestration import OrchestrationError
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("jetspark.worker")
 
-EngineRun = Callable[["SparkSession", RunnableJob, JobControl], JobOutcome]
+EngineRun = Callable[["SparkSession", ExecutionPlan, JobControl], JobOutcome]
 
 
 @dataclass
@@ -56,6 +57,30 @@ class HeldJob:
     abandoned: threading.Event = field(default_factory=threading.Event)
     """Set when the job is no longer ours to write (lease refused, worker stopping): its
     final writes stop waiting for PostgreSQL to come back."""
+
+
+class PlanUnreadable(Exception):
+    """The job has no plan this version runs (one an earlier version stored and migration
+    0013 could not upgrade): it fails naming why, and is submitted again."""
+
+    error_type = "PlanUnreadable"
+
+
+def runnable_plan(job: RunnableJob) -> ExecutionPlan:
+    """The job's stored plan, as the engine runs it."""
+    if not job.plan:
+        raise PlanUnreadable(
+            "the job has no plan this version can run (stored by an earlier version and not "
+            "upgradable): submit it again"
+        )
+    return ExecutionPlan.model_validate(job.plan)
+
+
+def timeout_of(job: RunnableJob) -> float | None:
+    """The job's ``config.timeout_s``, read from its stored plan (the job's config as the
+    API accepted it)."""
+    limit = (job.plan.get("config") or {}).get("timeout_s")
+    return float(limit) if limit else None
 
 
 class JobTimeout(Exception):
@@ -128,7 +153,8 @@ def _perform(
     try:
         durable(_write, sessions, job_id, JobStatus.RUNNING, token, worker, "running")
         held.control.timings["running"] = stamp()
-        outcome = engine_run(spark, held.job, held.control)
+        # The plan as the API built it (and migration 0013 upgraded): read, never re-planned.
+        outcome = engine_run(spark, runnable_plan(held.job), held.control)
         held.control.timings["computed"] = stamp()
         final = _final(reporter, outcome.vertex_counts)
         durable(
@@ -149,7 +175,7 @@ def _perform(
     except Exception as raised:
         error: Exception = raised
         if held.timed_out:
-            limit = held.job.definition.get("config", {}).get("timeout_s")
+            limit = timeout_of(held.job)
             error = JobTimeout(f"the job ran longer than its timeout_s ({limit} s)")
         if held.control.handover.is_set() and not held.abandoned.is_set():
             # Our worker is stopping: hand the job over now rather than after the lease.

@@ -7,13 +7,20 @@ shared two-core machine a stream's first epoch took 68 s on a fresh session and 
 session that had run the same DAG once (steady epochs 3 s). A worker taking over the stream
 of a worker that died paid that inside the takeover (issue 24). Here that cost is paid at
 start, before the loop claims anything: a small windowed stream (sequence, map, event time,
-a keyed window over a partitioned edge, ``sink.results``) runs through the real engine with
+a keyed window over a partitioned edge, and the sinks streams write most: ``sink.results``,
+``sink.redis_map``, ``sink.files`` as JSON and as Parquet) runs through the real engine with
 exactly-once snapshots, and a snapshot's state is written to Redis and read back as a
-restore reads it. What it wrote is deleted; it never fails the worker.
+restore reads it. A takeover's first epoch was the slowest part of moving a stream (a sink's
+first write compiles its plan and starts its writer), so each sink is warmed once here. What
+it wrote (its files in a temporary folder, its map, its snapshots) is deleted; it never fails
+the worker.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
 import time
 import uuid
 from dataclasses import replace
@@ -21,9 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import build_plan
+from jetspark.dag.validate import validate_job
 from jetspark.queue.keys import Keys
+from jetspark.settings import DataSettings
 from worker.engine import run_job
-from worker.engine.contract import JobControl, RedisTarget, RunnableJob
+from worker.engine.contract import JobControl, RedisTarget
 from worker.engine.state_columns import PARTITION
 from worker.engine.streaming.state_store import (
     StoreAddress,
@@ -39,10 +50,13 @@ log = structlog.get_logger("jetspark.worker")
 
 PARTITIONS = 271
 EPOCHS = 2
+PRINCIPAL = "jetspark-warm-up"
+"""The warm-up's map lives under a principal of its own, never a user's."""
 
 
-def warm_up_job() -> dict[str, Any]:
-    """A keyed tumbling-window stream of a few epochs, like the streams workers resume."""
+def warm_up_job(out_dir: str, map_name: str) -> dict[str, Any]:
+    """A keyed tumbling-window stream of a few epochs, like the streams workers resume,
+    writing to every sink a stream commonly has (files under ``out_dir``)."""
     return {
         "name": "jetspark warm-up",
         "dag": {
@@ -79,6 +93,21 @@ def warm_up_job() -> dict[str, Any]:
                     "params": {"select": {"start": "window_start", "key": "key", "n": "n"}},
                 },
                 {"name": "results", "processor": "sink.results"},
+                {
+                    "name": "map",
+                    "processor": "sink.redis_map",
+                    "params": {"map": map_name, "key": "key"},
+                },
+                {
+                    "name": "json",
+                    "processor": "sink.files",
+                    "params": {"path": f"{out_dir}/json", "format": "json"},
+                },
+                {
+                    "name": "parquet",
+                    "processor": "sink.files",
+                    "params": {"path": f"{out_dir}/parquet", "format": "parquet"},
+                },
             ],
             "edges": [
                 {"from": "numbers", "to": "events"},
@@ -91,7 +120,10 @@ def warm_up_job() -> dict[str, Any]:
                     "distributed": True,
                 },
                 {"from": "windows", "to": "keyed"},
-                {"from": "keyed", "to": "results"},
+                {"from": "keyed", "to": "results", "from_ordinal": 0},
+                {"from": "keyed", "to": "map", "from_ordinal": 1},
+                {"from": "keyed", "to": "json", "from_ordinal": 2},
+                {"from": "keyed", "to": "parquet", "from_ordinal": 3},
             ],
         },
         "config": {
@@ -110,14 +142,19 @@ def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
     job_id = uuid.uuid4()
     keys = Keys(redis.namespace)
     client = redis.client()
+    redis = replace(redis, principal=PRINCIPAL)
+    map_name = f"warm-up-{job_id.hex[:8]}"
+    out_dir = tempfile.mkdtemp(prefix="jetspark-warm-up-")
     try:
-        control = JobControl(job_group=f"warm-up-{job_id}", redis=redis)
-        job = RunnableJob(id=job_id, attempt=1, definition=warm_up_job(), plan={})
+        data = DataSettings(roots=[out_dir])
+        control = JobControl(job_group=f"warm-up-{job_id}", job_id=job_id, redis=redis, data=data)
+        spec = JobSpec.model_validate(warm_up_job(out_dir, map_name))
+        plan = build_plan(validate_job(spec, data=data))
         context = spark.sparkContext
         context.setJobGroup(control.job_group, "jetspark warm-up", True)
         context.setLocalProperty("spark.scheduler.pool", "jetspark")
         try:
-            run_job(spark, job, control)
+            run_job(spark, plan, control)
         finally:
             context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         last = control.marks().epoch if control.marks is not None else EPOCHS * 2
@@ -128,6 +165,9 @@ def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
     except Exception as error:
         log.warning("warm-up failed: the first job runs cold", error=str(error)[:300])
     finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            client.delete(redis.user_map(map_name))
         client.close()
     seconds = round(time.monotonic() - started, 2)
     log.info("worker warmed up", seconds=seconds)

@@ -4,27 +4,51 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import KeysDep, LimitsDep, PrincipalDep
+from api.deps import (
+    JdbcConnectionsDep,
+    KafkaClustersDep,
+    KeysDep,
+    LimitsDep,
+    PrincipalDep,
+    SessionDep,
+    WebhookSettingsDep,
+    WebhookTargetsDep,
+)
 from api.problems import PROBLEM_RESPONSES
 from api.schemas import Diagnostic, ValidationReport
-from api.storable import require_storable
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import build_plan
-from jetspark.dag.validate import validate_job
-from jetspark.tenants.redis_names import check_user_names
+from jetspark.jobs.accept import AcceptRules, accept
+from jetspark.jobs.snapshots import check_initial_snapshot
 
 router = APIRouter(prefix="/v1", tags=["dags"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/dags:validate", operation_id="dags-validate", response_model=ValidationReport)
 def validate_dag(
-    spec: JobSpec, limits: LimitsDep, keys: KeysDep, _principal: PrincipalDep
+    spec: JobSpec,
+    session: SessionDep,
+    limits: LimitsDep,
+    keys: KeysDep,
+    principal: PrincipalDep,
+    connections: JdbcConnectionsDep,
+    clusters: KafkaClustersDep,
+    webhooks: WebhookSettingsDep,
+    targets: WebhookTargetsDep,
 ) -> ValidationReport:
-    """Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422."""
-    require_storable(spec)  # the same 422 as submission gives
-    dag = validate_job(spec, limits)
-    check_user_names(spec, keys.namespace)
-    plan = build_plan(dag)
+    """Check a job body as ``POST /v1/jobs`` does (``jetspark.jobs.accept``: the same checks
+    in the same order); 200 with the plan, or the same 422 (or 409 for a snapshot it cannot
+    start from)."""
+    rules = AcceptRules(
+        limits=limits,
+        namespace=keys.namespace,
+        principal=principal.name,
+        connections=connections,
+        clusters=clusters,
+        webhooks=webhooks,
+        targets=targets,
+        snapshots=lambda name, dag: check_initial_snapshot(session, principal.name, name, dag),
+    )
+    plan = accept(spec, rules).plan
     diagnostics = [
         Diagnostic(level="info", message=f"{len(plan.stages)} Spark stage(s)"),
         *(

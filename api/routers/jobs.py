@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from api.auth import authenticated
 from api.deps import (
     ApiSettingsDep,
+    JdbcConnectionsDep,
+    KafkaClustersDep,
     KeysDep,
     LimitsDep,
     PrincipalDep,
@@ -30,14 +32,13 @@ from api.deps import (
 from api.notifications import CachedView, InFlightRead, JobViewCache
 from api.problems import CONFLICT, PROBLEM_RESPONSES
 from api.schemas import JobPage, JobView, ResultPage
-from api.storable import NO_NUL, require_storable
+from api.storable import NO_NUL
 from jetspark.dag.model import JobSpec
 from jetspark.jobs import deletion, service
 from jetspark.jobs.announcing import announce_job
 from jetspark.jobs.orchestration import JobNotFound
 from jetspark.jobs.status import JobStatus
 from jetspark.tenants.principals import Principal
-from jetspark.tenants.redis_names import check_user_names
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -84,13 +85,13 @@ def submit_job(
     tenants: TenantSettingsDep,
     webhooks: WebhookSettingsDep,
     targets: WebhookTargetsDep,
+    connections: JdbcConnectionsDep,
+    clusters: KafkaClustersDep,
     idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
 ) -> JobView:
     """Validate and queue a DAG. The same Idempotency-Key and body return the same job
     (keys are per principal). 429 when the principal has its quota of queued jobs; 422
     naming each ``config.notify`` URL the server's webhook rules refuse."""
-    require_storable(spec)
-    check_user_names(spec, keys.namespace)
     submitted = service.submit_job(
         session,
         spec=spec,
@@ -100,6 +101,9 @@ def submit_job(
         max_queued=tenants.quota_queued_jobs,
         webhooks=webhooks,
         targets=targets,
+        namespace=keys.namespace,
+        connections=connections,
+        clusters=clusters,
     )
     job = submitted.job
     if submitted.created:

@@ -222,6 +222,7 @@ function showJobView(job) {
     button.disabled = TERMINAL.has(job.status);
   }
   if (TERMINAL.has(job.status) && results.jobId !== job.id) showResults(job.id);
+  showTimeline(job.timings);
 }
 
 function drawDag(view) {
@@ -275,6 +276,17 @@ function sourceRate(tick) {
   return rates.length ? rates.reduce((a, b) => a + b, 0) : null;
 }
 
+// Lag against the wall clock while event time is near it; for replayed or synthetic event
+// time (1970's timestamps, say), how fast event time goes and how far it is behind the newest.
+function eventTimeText(m) {
+  const known = (v) => v !== null && v !== undefined;
+  if (known(m.lag_ms)) return `lag ${formatDuration(m.lag_ms)}`;
+  const parts = [];
+  if (known(m.event_time_per_s)) parts.push(`event time +${formatDuration(m.event_time_per_s)}/s`);
+  if (known(m.event_time_gap_ms)) parts.push(`gap ${formatDuration(m.event_time_gap_ms)}`);
+  return parts.length ? parts.join(", ") : "-";
+}
+
 function showMetrics(tick, charted = true) {
   for (const [name, m] of Object.entries(tick.vertices || {})) {
     const node = document.querySelector(`#dag .vertex[data-vertex="${CSS.escape(name)}"]`);
@@ -289,8 +301,9 @@ function showMetrics(tick, charted = true) {
     cells[4].textContent = m.idle ? "idle" : formatTime(m.coalesced_wm);
     cells[4].title = m.coalesced_wm === null || m.coalesced_wm === undefined
       ? "" : `${formatIso(m.coalesced_wm)} (${m.coalesced_wm} ms since the epoch)`;
-    cells[5].textContent = m.lag_ms === null || m.lag_ms === undefined
-      ? "-" : `lag ${formatDuration(m.lag_ms)}`;
+    cells[5].textContent = eventTimeText(m);
+    cells[5].title = m.event_time_gap_ms === null || m.event_time_gap_ms === undefined ? ""
+      : `its watermark is ${formatDuration(m.event_time_gap_ms)} behind the newest it saw`;
     cells[6].textContent = m.queue_capacity ? `${m.queue_size}/${m.queue_capacity}` : "-";
     cells[7].textContent = m.backpressure_ratio === undefined ? "-"
       : `${m.backpressure_level} (${(100 * m.backpressure_ratio).toFixed(0)}%)`;
@@ -309,6 +322,7 @@ async function showJob(jobId, signal, moveFocus) {
   shownStatus = null;
   $("history").replaceChildren();
   resetResults();
+  resetTimeline();
   if (chart) chart.destroy();
   chart = new ThroughputChart($("throughput"));
   const [job, view, metrics] = await Promise.all([

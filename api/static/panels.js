@@ -158,7 +158,7 @@ async function showLogs(jobId) {
 }
 
 // ---- snapshots, with their size -----------------------------------------------------------
-const snapshotsState = { jobId: null, busy: false, again: false };
+const snapshotsState = { jobId: null, busy: false, again: false, chart: null };
 
 function snapshotSize(snapshot) {
   if (Number.isFinite(snapshot.bytes)) return snapshot.bytes;
@@ -177,6 +177,44 @@ function snapshotRow(snapshot) {
   return row;
 }
 
+// A row of the snapshot history: committed, failed or abandoned, and how long each part took.
+function historyRow(record) {
+  const row = el("tr");
+  row.dataset.snapshot = record.snapshot_id;
+  row.dataset.state = record.state;
+  const state = el("td", record.state);
+  state.className = `snapshot-${record.state}`;
+  const duration = el("td", formatDuration(record.duration_ms));
+  if (record.write_ms !== null && record.duration_ms !== null) {
+    duration.title = `state written in ${formatDuration(record.write_ms)}, committed in ` +
+      formatDuration(record.duration_ms - record.write_ms);
+  }
+  const size = el("td", record.state === "committed" ? formatBytes(record.bytes) : "-");
+  size.title = Object.entries(record.vertices || {})
+    .map(([name, v]) => `${name}: ${formatBytes(v.bytes)}, ${v.keys} keys, ${v.rows} rows`)
+    .join("\n");
+  const replicas = record.backup_count
+    ? `${record.replicas ?? "-"} of ${record.backup_count}${record.under_replicated ? " (short)" : ""}`
+    : "-";
+  row.append(el("td", record.snapshot_id), el("td", record.attempt), state,
+    el("td", formatStamp(record.started_at)), duration, size,
+    el("td", record.state === "committed" ? formatCount(record.rows) : "-"), el("td", replicas),
+    el("td", record.reason || ""));
+  return row;
+}
+
+function showHistory(history) {
+  $("snapshot-history").querySelector("tbody").replaceChildren(...history.map(historyRow));
+  $("snapshot-history-empty").hidden = history.length > 0;
+  $("snapshot-chart").hidden = history.length === 0;
+  if (!snapshotsState.chart) snapshotsState.chart = new SnapshotChart($("snapshot-chart"));
+  snapshotsState.chart.show(history);
+  showTimelineSnapshots(history);
+  const failed = history.filter((r) => r.state === "failed" || r.state === "abandoned").length;
+  $("snapshot-history-count").textContent = history.length
+    ? `last ${history.length}${failed ? `, ${failed} failed or abandoned` : ""}` : "";
+}
+
 async function loadSnapshots(jobId) {
   if (snapshotsState.busy) {
     snapshotsState.again = true;
@@ -190,6 +228,7 @@ async function loadSnapshots(jobId) {
       if (snapshotsState.jobId !== jobId) return;
       $("snapshots").querySelector("tbody").replaceChildren(...body.items.map(snapshotRow));
       $("snapshots-empty").hidden = body.items.length > 0;
+      showHistory(body.history || []);
     } while (snapshotsState.again);
   } finally {
     snapshotsState.busy = false;
@@ -199,6 +238,9 @@ async function loadSnapshots(jobId) {
 function showSnapshots(jobId) {
   snapshotsState.jobId = jobId;
   $("snapshots").querySelector("tbody").replaceChildren();
+  $("snapshot-history").querySelector("tbody").replaceChildren();
+  if (snapshotsState.chart) snapshotsState.chart.destroy();
+  snapshotsState.chart = null;
   loadSnapshots(jobId).catch((error) => say(error.message));
 }
 

@@ -8,13 +8,9 @@ stays exact because every target is computed from the stored plan (SPEC §4).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from jetspark.dag.errors import DagValidationError
-from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag, with_spec
-from jetspark.dag.validate import validate_job
+from jetspark.dag.plan import ExecutionPlan, rescale
 from jetspark.settings import DagLimits
 
 
@@ -24,32 +20,22 @@ def fitting_members(executors: int, widest_local_parallelism: int, max_paralleli
 
 
 def plan_for_executors(
-    definition: dict[str, Any],
-    stored_plan: dict[str, Any] | None,
-    executors: int,
-    limits: DagLimits | None = None,
+    stored_plan: dict[str, Any] | None, executors: int, limits: DagLimits | None = None
 ) -> dict[str, Any] | None:
     """The job's plan for ``executors`` members, or None to keep the stored plan (members set
-    by the user, already planned for this many, or a definition the runner will refuse).
+    by the user, already planned for this many, or no plan the runner could read).
 
-    The DAG is the one the API validated, read back from the stored plan: it is not validated
-    again with this worker's limits (a plan stored before its vertices' params were is)."""
+    The plan is planned again from itself (``plan.rescale``): the DAG the API validated is
+    not validated again with this worker's limits."""
     limits = limits or DagLimits()
     try:
-        spec = JobSpec.model_validate(definition)
-        if spec.config.members is not None or not stored_plan:
-            return None
-        stored = ExecutionPlan.model_validate(stored_plan)
-        dag = planned_dag(with_spec(stored, spec)) or validate_job(spec, limits)
-        local = dag.local_parallelism
-        members = fitting_members(executors, max(local.values()), limits.max_parallelism)
-        if members == stored.members:
-            return None
-        parallelism = {name: members * lp for name, lp in local.items()}
-        # The submitted spec's name, config and fingerprint, not those of the DAG read back.
-        plan = with_spec(build_plan(replace(dag, members=members, parallelism=parallelism)), spec)
-    except (ValueError, DagValidationError):  # pydantic's ValidationError is a ValueError
+        stored = ExecutionPlan.model_validate(stored_plan) if stored_plan else None
+    except ValueError:  # pydantic's ValidationError is a ValueError: the runner fails the job
         return None
-    for edge, kept in zip(plan.edges, stored.edges, strict=True):
-        edge.all_to_one_pid = kept.all_to_one_pid
-    return plan.model_dump(mode="json")
+    if stored is None or stored.config.members is not None:
+        return None
+    widest = max(v.local_parallelism for v in stored.vertices)
+    members = fitting_members(executors, widest, limits.max_parallelism)
+    if members == stored.members:
+        return None
+    return rescale(stored, members).model_dump(mode="json")

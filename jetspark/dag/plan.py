@@ -7,15 +7,22 @@ have no other edges is *fused*: processor g hands items to processor g inside on
 a broadcast. The all-to-one partition is drawn once here and recorded. An edge from an
 accumulate stage whose rows are already one per key to its combine is marked ``pregrouped``:
 the combine has nothing to merge (``_is_pregrouped``).
+
+The plan is the one value the engine runs (``worker.engine.runner.run_job``): built once at
+submission, stored with the job (``PLAN_VERSION``; plans of earlier versions are upgraded by
+migration 0013, ``plan_upgrade``), read by the worker without validating or planning again.
+Each vertex carries its typed params (the kind's params model, ``processors.PROCESSORS``),
+its role, whether it is bounded, endless or needs event time, and what it touches.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, SerializeAsAny, field_serializer, model_validator
 
 from jetspark.dag.model import (
     DagSpec,
@@ -26,7 +33,7 @@ from jetspark.dag.model import (
     Routing,
     VertexSpec,
 )
-from jetspark.dag.processors import PROCESSORS, AggregateParams
+from jetspark.dag.processors import PROCESSORS, AggregateParams, Params, Resources, Role
 from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import ValidatedDag
 
@@ -37,16 +44,49 @@ class Exchange(StrEnum):
     broadcast = "broadcast"
 
 
+PLAN_VERSION = 2
+"""The stored plan's shape; migration 0013 upgraded every plan stored before to it."""
+
+
+class Touches(BaseModel):
+    """What a vertex reaches outside the job, as its params name it (``Resources``)."""
+
+    paths: list[str] = Field(default_factory=list)
+    redis_names: list[str] = Field(default_factory=list)
+    connections: list[str] = Field(default_factory=list)
+
+
 class VertexPlan(BaseModel):
     name: str
     processor: str
     stage: int
     parallelism: int
     local_parallelism: int
-    role: str | None = None
-    """``source``, ``transform`` or ``sink`` (None in plans stored before issue 13)."""
-    params: dict[str, Any] | None = None
-    """The params as validation accepted them, as JSON (None in plans stored before)."""
+    role: Role
+    params: SerializeAsAny[Params]
+    """The kind's params model, as validation accepted them (stored as JSON, by alias)."""
+    bounded: bool = True
+    """As a source: its input is finite (else the job runs in epochs until stopped)."""
+    endless: bool = False
+    """As a source: it is never read to its end."""
+    needs_event_time: bool = False
+    touches: Touches = Field(default_factory=Touches)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_params(cls, data: Any) -> Any:
+        """Stored JSON params become the kind's params model (a union keyed by ``processor``)."""
+        if isinstance(data, dict) and isinstance(data.get("params"), dict):
+            kind = PROCESSORS.get(str(data.get("processor")))
+            if kind is None:
+                raise ValueError(f"unknown processor {data.get('processor')!r}")
+            data = {**data, "params": kind.params_model.model_validate(data["params"])}
+        return data
+
+    @field_serializer("params")
+    def _params_json(self, params: Params) -> dict[str, Any]:
+        dumped: dict[str, Any] = params.model_dump(mode="json", by_alias=True)
+        return dumped
 
 
 class EdgePlan(BaseModel):
@@ -83,24 +123,24 @@ class ExecutionPlan(BaseModel):
     stages: list[StagePlan]
     vertices: list[VertexPlan]
     edges: list[EdgePlan]
-    name: str | None = None
-    """The job's name (None in plans stored before the plan carried the job's config)."""
-    config: JobConfig | None = None
-    """The job's config as the API accepted it (None in plans stored before)."""
-    fingerprint: str | None = None
+    name: str
+    """The job's name."""
+    config: JobConfig
+    """The job's config as the API accepted it."""
+    fingerprint: str
     """``dag_fingerprint`` of the submitted DAG: what a snapshot records it was taken of."""
+    runs_in_epochs: bool = False
+    """A stream (``ValidatedDag.runs_in_epochs``): run epoch by epoch, else once."""
+    version: int = PLAN_VERSION
 
     @property
-    def job_config(self) -> JobConfig:
-        if self.config is None:
-            raise ValueError("a plan stored without its job's config: see runner.run_job")
-        return self.config
+    def sources(self) -> list[str]:
+        """Vertices without inbound edges, in topological order."""
+        return [n for n in self.order if not self.inbound(n)]
 
     @property
-    def dag_fingerprint(self) -> str:
-        if self.fingerprint is None:
-            raise ValueError("a plan stored without its DAG's fingerprint: see runner.run_job")
-        return self.fingerprint
+    def sinks(self) -> list[str]:
+        return [v.name for v in self.vertices if v.role == "sink"]
 
     def vertex(self, name: str) -> VertexPlan:
         return next(v for v in self.vertices if v.name == name)
@@ -211,7 +251,11 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
                 parallelism=dag.parallelism[name],
                 local_parallelism=dag.local_parallelism[name],
                 role=dag.kind(name).role,
-                params=dag.params[name].model_dump(mode="json", by_alias=True),
+                params=dag.params[name],
+                bounded=dag.kind(name).is_bounded(dag.params[name]),
+                endless=dag.kind(name).is_endless(dag.params[name]),
+                needs_event_time=dag.kind(name).needs_event_time,
+                touches=touches(dag.kind(name).resources, dag.params[name]),
             )
             for name in dag.order
         ],
@@ -219,28 +263,36 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
         name=dag.spec.name,
         config=dag.spec.config,
         fingerprint=dag_fingerprint(dag.spec),
+        runs_in_epochs=dag.runs_in_epochs,
     )
 
 
-def with_spec(plan: ExecutionPlan, spec: JobSpec) -> ExecutionPlan:
-    """A plan stored before it carried the job's name, config and fingerprint, given them."""
-    update = {"name": spec.name, "config": spec.config, "fingerprint": dag_fingerprint(spec)}
-    return plan.model_copy(update=update)
+def touches(resources: Resources, params: BaseModel) -> Touches:
+    """The values of a vertex's resource params (a param may hold one name or a list)."""
+
+    def values(fields: tuple[str, ...]) -> list[str]:
+        found: list[str] = []
+        for field in fields:
+            value = getattr(params, field, None)
+            found += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        return [v for v in found if v != "None"]
+
+    return Touches(
+        paths=values(resources.paths),
+        redis_names=values(resources.redis_names),
+        connections=values(resources.connections),
+    )
 
 
-def planned_spec(plan: ExecutionPlan) -> JobSpec | None:
-    """The job as the API accepted it, read back from its plan alone: vertices with their
-    validated params, edges as planned, the job's config. None for a plan stored before it
-    carried all of these."""
-    if plan.name is None or plan.config is None:
-        return None
-    if any(v.params is None or v.role is None for v in plan.vertices):
-        return None
+def planned_spec(plan: ExecutionPlan) -> JobSpec:
+    """The job as the API accepted it, read back from its plan: vertices with their
+    validated params, edges as planned, the job's config (what a snapshot's shape is
+    computed from, ``snapshots.state_shape``)."""
     vertices = [
         VertexSpec(
             name=v.name,
             processor=v.processor,
-            params=v.params or {},
+            params=v.params.model_dump(mode="json", by_alias=True),
             local_parallelism=v.local_parallelism,
         )
         for v in plan.vertices
@@ -266,13 +318,9 @@ def planned_spec(plan: ExecutionPlan) -> JobSpec | None:
     return JobSpec(name=plan.name, dag=DagSpec(vertices=vertices, edges=edges), config=plan.config)
 
 
-def planned_dag(plan: ExecutionPlan) -> ValidatedDag | None:
-    """The DAG as it was validated when the job was accepted, read back from its plan alone:
-    the engine runs what the API accepted, never validating it a second time with other
-    limits. None for a plan stored before it carried its params, name and config."""
+def _planned_dag(plan: ExecutionPlan) -> ValidatedDag:
+    """The validated DAG a plan was built from (to plan it again for other members)."""
     spec = planned_spec(plan)
-    if spec is None:
-        return None
     inbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
     outbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
     for edge in spec.dag.edges:
@@ -282,16 +330,26 @@ def planned_dag(plan: ExecutionPlan) -> ValidatedDag | None:
         spec=spec,
         order=tuple(plan.order),
         vertices={v.name: v for v in spec.dag.vertices},
-        params={
-            v.name: PROCESSORS[v.processor].params_model.model_validate(v.params)
-            for v in plan.vertices
-        },
+        params={v.name: v.params for v in plan.vertices},
         inbound={n: tuple(sorted(es, key=lambda e: e.to_ordinal)) for n, es in inbound.items()},
         outbound={n: tuple(sorted(es, key=lambda e: e.from_ordinal)) for n, es in outbound.items()},
         members=plan.members,
         local_parallelism={v.name: v.local_parallelism for v in plan.vertices},
         parallelism={v.name: v.parallelism for v in plan.vertices},
     )
+
+
+def rescale(plan: ExecutionPlan, members: int) -> ExecutionPlan:
+    """The same plan for ``members`` members: parallelism (and what depends on it) planned
+    again; the all-to-one partitions drawn at submission, the name, config and fingerprint
+    kept."""
+    dag = _planned_dag(plan)
+    local = dag.local_parallelism
+    parallelism = {name: members * lp for name, lp in local.items()}
+    again = build_plan(replace(dag, members=members, parallelism=parallelism))
+    for edge, kept in zip(again.edges, plan.edges, strict=True):
+        edge.all_to_one_pid = kept.all_to_one_pid
+    return again.model_copy(update={"fingerprint": plan.fingerprint})
 
 
 def upstream_of(edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, processor: int) -> range:

@@ -1,12 +1,24 @@
-"""Built-in processors (SPEC §5): each kind's params model and the facts validation needs."""
+"""The registry of processor kinds (SPEC §5): what each kind *is*, declared once.
+
+A kind's entry (``ProcessorKind`` in ``PROCESSORS``) gives its params model, its role and
+inbound arity, the params holding expressions, its own checks, whether it is bounded and
+needs event time, and the resources it touches (data paths, Redis names, connections).
+Validation, planning, the snapshot rules and the Redis-name rules read these facts from here
+and nowhere else. The engine's half of a kind is its op (``worker.engine.ops.table``; the
+op's ``planner`` moves a source through its input epoch by epoch): a test holds the two
+halves together (``tests/engine/test_kinds.py``). docs/ENGINE.md shows how to add a kind.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from jetspark.settings import DagLimits, EngineBounds
 
 Scalar = str | int | float | bool | None
 Expr = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -147,6 +159,110 @@ class RedisStreamSink(Params):
     maxlen: Annotated[int, Field(ge=1)] | None = None
 
 
+TableName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=256,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
+    ),
+]
+"""A database table as ``table`` or ``schema.table``: each part a checked identifier, quoted
+by the database's own dialect where it is used, so a name is never SQL text. Names are exact
+(PostgreSQL keeps an unquoted ``CREATE TABLE Sales`` as ``sales``)."""
+
+
+def _distinct_names(names: list[str] | None, what: str) -> list[str] | None:
+    if names is not None and len(set(names)) != len(names):
+        raise ValueError(f"a {what} is named twice")
+    return names
+
+
+class JdbcSource(Params):
+    """A table of an operator-named connection (``JETSPARK_JDBC_CONNECTIONS``), read through
+    Spark's JDBC source. ``where`` is a checked expression, as ``filter``'s, pushed down to
+    the database where Spark can; ``partition_column`` with both bounds splits the read over
+    the vertex's processors (rows outside the bounds are read too, by the first and last).
+    ``incremental_column`` makes it a stream: each epoch reads the rows whose value of that
+    (monotonic) column is past the last one read, its position kept in the snapshots."""
+
+    connection: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
+    table: TableName
+    columns: Annotated[list[Name], Field(min_length=1, max_length=1024)] | None = None
+    where: Expr | None = None
+    partition_column: Name | None = None
+    lower_bound: int | None = None
+    upper_bound: int | None = None
+    incremental_column: Name | None = None
+
+    @field_validator("columns")
+    @classmethod
+    def _distinct(cls, columns: list[str] | None) -> list[str] | None:
+        return _distinct_names(columns, "column")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> JdbcSource:
+        bounds = (self.lower_bound, self.upper_bound)
+        if self.partition_column is None:
+            if bounds != (None, None):
+                raise ValueError("lower_bound and upper_bound need a partition_column")
+        elif None in bounds:
+            raise ValueError("a partition_column needs lower_bound and upper_bound")
+        elif (
+            self.lower_bound is not None
+            and self.upper_bound is not None
+            and self.lower_bound >= self.upper_bound
+        ):
+            raise ValueError("lower_bound must be less than upper_bound")
+        if self.columns is not None:
+            for name in (self.partition_column, self.incremental_column):
+                if name is not None and name not in self.columns:
+                    raise ValueError(f"column {name!r} must be one of the columns read")
+        return self
+
+
+class JdbcSink(Params):
+    """Rows into a table of an operator-named connection. A batch job's rows are committed
+    at once (``append`` adds them, ``overwrite`` replaces the table's rows; a failed job
+    leaves the table as it was); a stream's, epoch by epoch: under exactly-once each epoch's
+    rows in one transaction with a marker row of that epoch, so a replayed epoch writes
+    nothing twice; otherwise plain appends (at-least-once)."""
+
+    connection: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
+    table: TableName
+    mode: Literal["append", "overwrite"] = "append"
+
+
+KafkaTopic = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{1,249}$")]
+ClusterName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
+
+
+class KafkaSource(Params):
+    """Records of ``topics`` on an operator-named cluster (``JETSPARK_KAFKA_CLUSTERS``) as
+    ``{topic, partition, offset, key, value, ts}``: each epoch reads, per Kafka partition, the
+    offsets planned for it (from the last one read to the partition's end when planned), the
+    offsets kept in the planned ranges and the job's snapshots. Kafka partition i of the
+    sorted (topic, partition) list goes to processor i % P."""
+
+    cluster: ClusterName
+    topics: Annotated[list[KafkaTopic], Field(min_length=1, max_length=256)]
+    start: Literal["earliest", "latest"] = "earliest"
+
+    @field_validator("topics")
+    @classmethod
+    def _distinct(cls, topics: list[str]) -> list[str]:
+        return _distinct_names(topics, "topic") or topics
+
+
+class KafkaSink(Params):
+    """Each item as a JSON record into ``topic`` with the idempotent producer (at-least-once:
+    a replayed epoch produces its records again); ``key``, an expression, keys the record."""
+
+    cluster: ClusterName
+    topic: KafkaTopic
+    key: Expr | None = None
+
+
 class PythonParams(Params):
     class_: Annotated[str, Field(alias="class", pattern=r"^[\w.]+:\w+$")]
     args: dict[str, Scalar | list[Scalar] | dict[str, Scalar]] = Field(default_factory=dict)
@@ -179,8 +295,39 @@ Role = Literal["source", "transform", "sink"]
 
 
 @dataclass(frozen=True)
+class CheckContext:
+    """What a kind's own checks may read: the submission's limits and the engine's bounds."""
+
+    limits: DagLimits
+    bounds: EngineBounds
+
+
+Problem = tuple[str, str]
+"""(the param it is about, or "" for the params as a whole; what is wrong)."""
+KindCheck = Callable[[Any, CheckContext], list[Problem]]
+"""A kind's own checks of its parsed params, beyond what its params model says."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The params of a kind that name something outside the job (checked at submission)."""
+
+    paths: tuple[str, ...] = ()
+    """Params holding a path, held to the data roots (``data_paths.check_path``)."""
+    redis_names: tuple[str, ...] = ()
+    """Params holding a Redis key name, or a list of them (``tenants.redis_names``)."""
+    connections: tuple[str, ...] = ()
+    """Params naming a configured connection (a database the server knows by name)."""
+
+
+def _always(params: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
 class ProcessorKind:
-    """What validation and planning need to know of one processor kind."""
+    """One processor kind: everything submission, planning and the engine need to know of it
+    apart from its op (``worker.engine.ops.table``)."""
 
     name: str
     params_model: type[Params]
@@ -192,17 +339,158 @@ class ProcessorKind:
     aggregate_fields: tuple[str, ...] = ()
     """Params whose expressions may call aggregate functions."""
     needs_event_time: bool = False
+    """The job runs in epochs (watermarks move between them)."""
+    checks: tuple[KindCheck, ...] = ()
+    """The kind's own checks of its parsed params (numbers under their bounds, params that
+    only make sense together): each problem is refused with a 422 naming the param."""
+    bounded: Callable[[Any], bool] = _always
+    """As a source: is its input finite? An unbounded source makes its job a stream (run in
+    epochs until stopped or read to its end)."""
+    endless: Callable[[Any], bool] | None = None
+    """As a source: is it never read to its end? (None: exactly when it is not bounded; a
+    ``source.sequence`` with a count and a rate is unbounded, paced, yet ends.)"""
+    batches_in_python: bool = False
+    """As a sender it hands Arrow batches over from Python: an edge's ``outbox_capacity``
+    bounds them."""
+    resources: Resources = Resources()
+    state_keys: Mapping[str, int] = field(default_factory=dict)
+    """Params naming its state's keys, and the inbound ordinal each is over (snapshots)."""
+
+    def is_bounded(self, params: Any) -> bool:
+        return self.role != "source" or self.bounded(params)
+
+    def is_endless(self, params: Any) -> bool:
+        if self.role != "source":
+            return False
+        return self.endless(params) if self.endless is not None else not self.bounded(params)
 
 
+# -- the kinds' own checks ----------------------------------------------------------------------
+def _over(field_: str, value: float | None, bound: float, what: str = "") -> list[Problem]:
+    if value is None or value <= bound:
+        return []
+    return [(field_, f"{field_} is over its bound {bound:g}{what}")]
+
+
+def _sequence_numbers(params: SequenceSource, ctx: CheckContext) -> list[Problem]:
+    return _over("count", params.count, ctx.bounds.sequence_count) + _over(
+        "rate_per_s", params.rate_per_s, ctx.bounds.rate_per_s
+    )
+
+
+WINDOW_SHAPE: dict[str, tuple[set[str], set[str]]] = {
+    "tumbling": ({"size_ms"}, {"slide_ms", "gap_ms"}),
+    "sliding": ({"size_ms", "slide_ms"}, {"gap_ms"}),
+    "session": ({"gap_ms"}, {"size_ms", "slide_ms"}),
+}
+"""Window type -> the params it needs and the params it has no use for (refused)."""
+
+
+def _window_shape(params: WindowParams, ctx: CheckContext) -> list[Problem]:
+    needed, unused = WINDOW_SHAPE[params.type]
+    problems = [
+        (f, f"a {params.type} window needs {f}")
+        for f in sorted(needed)
+        if getattr(params, f) is None
+    ]
+    problems += [
+        (f, f"a {params.type} window has no {f}: leave it out")
+        for f in sorted(unused)
+        if getattr(params, f) is not None
+    ]
+    for f in ("size_ms", "slide_ms", "gap_ms"):
+        problems += _over(f, getattr(params, f), ctx.bounds.window_ms)
+    if params.size_ms and params.slide_ms:
+        windows = params.size_ms / params.slide_ms
+        problems += _over("slide_ms", windows, ctx.bounds.windows_per_item, " (windows per item)")
+    return problems
+
+
+def module_allowed(module: str, allowed: list[str]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in allowed)
+
+
+def _python_class(params: PythonParams, ctx: CheckContext) -> list[Problem]:
+    allowed = ctx.limits.allowed_python_modules
+    module = params.class_.split(":", 1)[0]
+    if not module_allowed(module, allowed):
+        return [("class", f"module {module!r} is not in the allowed Python modules")]
+    problem = python_class_problem(params, allowed)
+    return [] if problem is None else [("class", problem)]
+
+
+def _sequence_bounded(params: SequenceSource) -> bool:
+    return params.count is not None and params.rate_per_s is None
+
+
+def _sequence_endless(params: SequenceSource) -> bool:
+    return params.count is None
+
+
+def _files_bounded(params: FilesSource) -> bool:
+    return not params.watch
+
+
+def _never(params: Any) -> bool:
+    return False
+
+
+def _jdbc_bounded(params: JdbcSource) -> bool:
+    return params.incremental_column is None
+
+
+# -- the registry -------------------------------------------------------------------------------
 _KINDS = (
     ProcessorKind("source.items", ItemsSource, "source", (0, 0)),
-    ProcessorKind("source.sequence", SequenceSource, "source", (0, 0)),
-    ProcessorKind("source.files", FilesSource, "source", (0, 0)),
-    ProcessorKind("source.redis_stream", RedisStreamSource, "source", (0, 0)),
+    ProcessorKind(
+        "source.sequence",
+        SequenceSource,
+        "source",
+        (0, 0),
+        checks=(_sequence_numbers,),
+        bounded=_sequence_bounded,
+        endless=_sequence_endless,
+        batches_in_python=True,
+    ),
+    ProcessorKind(
+        "source.files",
+        FilesSource,
+        "source",
+        (0, 0),
+        bounded=_files_bounded,
+        resources=Resources(paths=("path",)),
+    ),
+    ProcessorKind(
+        "source.redis_stream",
+        RedisStreamSource,
+        "source",
+        (0, 0),
+        bounded=_never,
+        batches_in_python=True,
+        resources=Resources(redis_names=("streams",)),
+    ),
+    ProcessorKind(
+        "source.jdbc",
+        JdbcSource,
+        "source",
+        (0, 0),
+        ("where",),
+        bounded=_jdbc_bounded,
+        resources=Resources(connections=("connection",)),
+    ),
+    ProcessorKind("source.kafka", KafkaSource, "source", (0, 0), bounded=_never),
     ProcessorKind("map", MapParams, "transform", (1, 1), ("select",)),
     ProcessorKind("filter", FilterParams, "transform", (1, 1), ("where",)),
     ProcessorKind("flat_map", FlatMapParams, "transform", (1, 1), ("explode",)),
-    ProcessorKind("aggregate", AggregateParams, "transform", (1, 1), ("key",), ("aggregations",)),
+    ProcessorKind(
+        "aggregate",
+        AggregateParams,
+        "transform",
+        (1, 1),
+        ("key",),
+        ("aggregations",),
+        state_keys={"key": 0},
+    ),
     ProcessorKind(
         "insert_watermarks",
         InsertWatermarksParams,
@@ -219,18 +507,52 @@ _KINDS = (
         ("timestamp", "key"),
         ("aggregations",),
         needs_event_time=True,
+        checks=(_window_shape,),
+        state_keys={"key": 0},
     ),
-    ProcessorKind("hash_join", HashJoinParams, "transform", (2, 2), ("build_key", "probe_key")),
+    ProcessorKind(
+        "hash_join",
+        HashJoinParams,
+        "transform",
+        (2, 2),
+        ("build_key", "probe_key"),
+        state_keys={"build_key": 0, "probe_key": 1},
+    ),
     ProcessorKind("sort", SortParams, "transform", (1, 1), ("by",)),
     ProcessorKind("sink.results", NoParams, "sink", (1, None)),
-    ProcessorKind("sink.files", FilesSink, "sink", (1, None)),
-    ProcessorKind("sink.redis_map", RedisMapSink, "sink", (1, None), ("key",)),
-    ProcessorKind("sink.redis_stream", RedisStreamSink, "sink", (1, None)),
+    ProcessorKind("sink.files", FilesSink, "sink", (1, None), resources=Resources(paths=("path",))),
+    ProcessorKind(
+        "sink.redis_map",
+        RedisMapSink,
+        "sink",
+        (1, None),
+        ("key",),
+        resources=Resources(redis_names=("map",)),
+    ),
+    ProcessorKind(
+        "sink.redis_stream",
+        RedisStreamSink,
+        "sink",
+        (1, None),
+        resources=Resources(redis_names=("stream",)),
+    ),
+    ProcessorKind(
+        "sink.jdbc", JdbcSink, "sink", (1, None), resources=Resources(connections=("connection",))
+    ),
+    ProcessorKind("sink.kafka", KafkaSink, "sink", (1, None), ("key",)),
     ProcessorKind("sink.logger", NoParams, "sink", (1, None)),
-    ProcessorKind("python", PythonParams, "transform", (0, None)),
+    ProcessorKind(
+        "python",
+        PythonParams,
+        "transform",
+        (0, None),
+        checks=(_python_class,),
+        batches_in_python=True,
+    ),
 )
 
 PROCESSORS: dict[str, ProcessorKind] = {kind.name: kind for kind in _KINDS}
+"""Every processor kind by name: the one registry."""
 
 
 def get_processor(name: str) -> ProcessorKind | None:

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from jetspark.dag.field_types import DagFields, kind, spark_kind
 from jetspark.dag.model import JobSpec, Routing
+from jetspark.dag.processors import PROCESSORS
 
 KEYED = (Routing.partitioned, Routing.all_to_one)
 """Routings whose receiver keeps state per key partition (all-to-one: one drawn partition)."""
-STATE_KEYS = {
-    "aggregate": {"key": 0},
-    "window": {"key": 0},
-    "hash_join": {"build_key": 0, "probe_key": 1},
-}
-"""Processor -> the params naming its state's keys, and the inbound ordinal each is over."""
+
+
+def _state_keys(processor: str) -> Mapping[str, int]:
+    """The params naming a kind's state's keys (``ProcessorKind.state_keys``)."""
+    registered = PROCESSORS.get(processor)
+    return registered.state_keys if registered is not None else {}
+
+
 EDGE_FIELDS = ("routing", "key", "partitioner", "distributed")
 """What of an inbound edge decides which processor, and which partition, a key goes to."""
 KEY_COLUMN = "__key"
@@ -42,7 +46,7 @@ def state_shape(spec: JobSpec, vertex: str, fields: DagFields | None = None) -> 
     inbound = sorted(fields.inbound.get(vertex, {}).items())
     key_types: dict[str, str | None] = {
         name: kind(params[name], fields.input(vertex, ordinal))
-        for name, ordinal in STATE_KEYS.get(processor, {}).items()
+        for name, ordinal in _state_keys(processor).items()
         if params.get(name) is not None
     }
     for ordinal, edge in inbound:
@@ -127,7 +131,7 @@ def _vertex_problems(vertex: str, saved: dict[str, Any], now: dict[str, Any]) ->
         return [f"{name} was {saved.get('processor')!r} and is {now['processor']!r} now"]
     problems: list[str] = []
     old_params: dict[str, Any] = saved.get("params") or {}
-    keys = STATE_KEYS.get(now["processor"], {})
+    keys = _state_keys(now["processor"])
     for key in keys:
         if old_params.get(key) != now["params"].get(key):
             problems.append(

@@ -15,21 +15,17 @@ from jetspark.dag.data_paths import PathRefused, check_path
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, Routing, VertexSpec
-from jetspark.dag.processors import (
-    PROCESSORS,
-    ProcessorKind,
-    SequenceSource,
-    WindowParams,
-    python_class_problem,
-)
+from jetspark.dag.processors import PROCESSORS, CheckContext, ProcessorKind, module_allowed
 from jetspark.json_depth import value_depth
-from jetspark.settings import DagLimits, EngineBounds, ExpressionLimits
+from jetspark.settings import DagLimits, DataSettings, EngineBounds, ExpressionLimits
 
 DEFAULT_MEMBERS = 1
 DEFAULT_LOCAL_PARALLELISM = 2
 BUILT_IN_PARTITIONERS = frozenset({"murmur3", "spark_hash"})
-PYTHON_BATCHED_SENDERS = frozenset({"python", "source.sequence", "source.redis_stream"})
-"""Senders that emit Arrow batches from Python: an edge's ``outbox_capacity`` bounds them."""
+DEFAULT_PARTITIONER = "murmur3"
+UNKEYED = (Routing.unicast, Routing.broadcast, Routing.all_to_one)
+"""Routings that take no key: each item goes to one candidate in turn, to all of them, or to
+the one processor drawn when the job is planned (SPEC §4)."""
 UNSUPPORTED_EDGE_CONFIG = {
     "packet_size_limit": "has no match in Spark: its shuffle's network buffers are sized per "
     "session (spark.reducer.maxSizeInFlight), not per edge; leave it at its default",
@@ -57,11 +53,23 @@ class ValidatedDag:
     def kind(self, vertex: str) -> ProcessorKind:
         return PROCESSORS[self.vertices[vertex].processor]
 
+    @property
+    def runs_in_epochs(self) -> bool:
+        """A stream: a source is unbounded, a kind needs event time, or the job starts from a
+        snapshot. Otherwise a batch job, run once over bounded input."""
+        if self.spec.config.initial_snapshot is not None:
+            return True
+        return any(
+            self.kind(name).needs_event_time or not self.kind(name).is_bounded(self.params[name])
+            for name in self.order
+        )
+
 
 class _Checker:
-    def __init__(self, spec: JobSpec, limits: DagLimits) -> None:
+    def __init__(self, spec: JobSpec, limits: DagLimits, data: DataSettings | None) -> None:
         self.spec = spec
         self.limits = limits
+        self.data = data
         self.problems: list[DagProblem] = []
         self.index = {v.name: i for i, v in enumerate(spec.dag.vertices)}
         self.max_size = ExpressionLimits().max_size
@@ -122,10 +130,8 @@ class _Checker:
             if parsed is not None:
                 params[vertex.name] = parsed
                 self.check_expressions(vertex, kind, parsed, pointer)
-                self.check_path(vertex, kind, parsed, pointer)
-                self.check_numbers(vertex, parsed, pointer)
-                if kind.name == "python":
-                    self.check_python_class(vertex, parsed, pointer)
+                self.check_paths(vertex, kind, parsed, pointer)
+                self.check_kind(vertex, kind, parsed, pointer)
         return params
 
     def parse_params(
@@ -157,27 +163,15 @@ class _Checker:
                         f"{pointer}/params/{field}{sub}", f"vertex {vertex.name!r}: {error}"
                     )
 
-    def check_numbers(self, vertex: VertexSpec, params: BaseModel, pointer: str) -> None:
-        """The numbers the engine sizes things by, each under its bound (``EngineBounds``)."""
-        b = self.bounds
-        limits: list[tuple[str, float | None, float]] = []
-        if isinstance(params, SequenceSource):
-            limits += [("count", params.count, b.sequence_count)]
-            limits += [("rate_per_s", params.rate_per_s, b.rate_per_s)]
-        if isinstance(params, WindowParams):
-            limits += [
-                (f, getattr(params, f), b.window_ms) for f in ("size_ms", "slide_ms", "gap_ms")
-            ]
-            if params.size_ms and params.slide_ms:
-                windows = params.size_ms / params.slide_ms
-                limits += [("slide_ms", windows, b.windows_per_item)]
-        for field, value, bound in limits:
-            if value is not None and value > bound:
-                self.problem(
-                    f"{pointer}/params/{field}",
-                    f"vertex {vertex.name!r}: {field} is over its bound {bound:g}"
-                    + (" (windows per item)" if value != getattr(params, field) else ""),
-                )
+    def check_kind(
+        self, vertex: VertexSpec, kind: ProcessorKind, params: BaseModel, pointer: str
+    ) -> None:
+        """The kind's own checks (``ProcessorKind.checks``), each problem naming its param."""
+        context = CheckContext(self.limits, self.bounds)
+        for check in kind.checks:
+            for field, message in check(params, context):
+                at = f"{pointer}/params/{field}" if field else f"{pointer}/params"
+                self.problem(at, f"vertex {vertex.name!r}: {message}")
 
     def check_config(self) -> None:
         config, b = self.spec.config, self.bounds
@@ -190,27 +184,14 @@ class _Checker:
             if value is not None and value > bound:
                 self.problem(f"/config/{field}", f"{field} {value:g} is over its bound {bound:g}")
 
-    def check_path(
+    def check_paths(
         self, vertex: VertexSpec, kind: ProcessorKind, params: BaseModel, pointer: str
     ) -> None:
-        if kind.name not in ("source.files", "sink.files"):
-            return
-        try:
-            check_path(str(getattr(params, "path", "")))
-        except PathRefused as error:
-            self.problem(f"{pointer}/params/path", f"vertex {vertex.name!r}: {error}")
-
-    def check_python_class(self, vertex: VertexSpec, params: BaseModel, pointer: str) -> None:
-        module = str(getattr(params, "class_", "")).split(":", 1)[0]
-        if not _module_allowed(module, self.limits.allowed_python_modules):
-            self.problem(
-                f"{pointer}/params/class",
-                f"vertex {vertex.name!r}: module {module!r} is not in the allowed Python modules",
-            )
-            return
-        problem = python_class_problem(params, self.limits.allowed_python_modules)
-        if problem is not None:
-            self.problem(f"{pointer}/params/class", f"vertex {vertex.name!r}: {problem}")
+        for field in kind.resources.paths:
+            try:
+                check_path(str(getattr(params, field, "")), self.data)
+            except PathRefused as error:
+                self.problem(f"{pointer}/params/{field}", f"vertex {vertex.name!r}: {error}")
 
     # -- edges ----------------------------------------------------------------------------
     def check_edges(self) -> None:
@@ -227,6 +208,10 @@ class _Checker:
             pairs.add((edge.source, edge.to))
             if edge.routing is Routing.partitioned and not edge.key:
                 self.problem(f"{pointer}/key", f"edge {edge.label}: a partitioned edge needs a key")
+            if edge.routing in UNKEYED:
+                self.check_unkeyed(edge, pointer)
+                self.check_edge_config(edge, pointer)
+                continue
             if edge.key:
                 try:
                     check_expression(edge.key, max_size=self.max_size)
@@ -235,16 +220,34 @@ class _Checker:
             self.check_partitioner(edge, pointer)
             self.check_edge_config(edge, pointer)
 
+    def check_unkeyed(self, edge: EdgeSpec, pointer: str) -> None:
+        """A unicast, broadcast or all-to-one edge routes by no key: a key or partitioner
+        given there would be ignored, so it is refused."""
+        routing = edge.routing.value
+        if edge.key is not None:
+            self.problem(
+                f"{pointer}/key",
+                f"edge {edge.label}: a {routing} edge routes by no key: leave key out "
+                "(a partitioned edge takes one)",
+            )
+        if edge.partitioner != DEFAULT_PARTITIONER:
+            self.problem(
+                f"{pointer}/partitioner",
+                f"edge {edge.label}: a {routing} edge routes by no key, so no partitioner: "
+                "leave partitioner out (a partitioned edge takes one)",
+            )
+
     def check_edge_config(self, edge: EdgeSpec, pointer: str) -> None:
         """Jet's edge tuning, where Spark has a match for it; a value that would change
         nothing is refused rather than accepted and ignored (SPEC §3)."""
         config, defaults = edge.config, EdgeConfig()
-        kinds = {v.name: v.processor for v in self.spec.dag.vertices}
+        kinds = {v.name: PROCESSORS.get(v.processor) for v in self.spec.dag.vertices}
+        sender, receiver = kinds.get(edge.source), kinds.get(edge.to)
         for field, why in UNSUPPORTED_EDGE_CONFIG.items():
             if getattr(config, field) != getattr(defaults, field):
                 self.problem(f"{pointer}/config/{field}", f"edge {edge.label}: {field} {why}")
-        if config.outbox_capacity != defaults.outbox_capacity and kinds.get(edge.source) not in (
-            PYTHON_BATCHED_SENDERS
+        if config.outbox_capacity != defaults.outbox_capacity and not (
+            sender is not None and sender.batches_in_python
         ):
             self.problem(
                 f"{pointer}/config/outbox_capacity",
@@ -252,7 +255,9 @@ class _Checker:
                 "source.sequence or source.redis_stream hands over; a built-in's items stay "
                 "in the JVM, which has no outbox to bound: leave it at its default",
             )
-        if config.queue_size != defaults.queue_size and kinds.get(edge.to) != "python":
+        if config.queue_size != defaults.queue_size and not (
+            receiver is not None and receiver.name == "python"
+        ):
             self.problem(
                 f"{pointer}/config/queue_size",
                 f"edge {edge.label}: queue_size bounds a python vertex's inbox batches; a "
@@ -270,7 +275,7 @@ class _Checker:
                 f"edge {edge.label}: partitioner must be "
                 "murmur3, spark_hash or python:module:function",
             )
-        elif not _module_allowed(module, self.limits.allowed_python_modules):
+        elif not module_allowed(module, self.limits.allowed_python_modules):
             self.problem(
                 f"{pointer}/partitioner",
                 f"edge {edge.label}: module {module!r} is not in the allowed Python modules",
@@ -355,10 +360,6 @@ def _expressions_in(value: object) -> Iterable[tuple[str, str]]:
         for i, item in enumerate(value):
             if isinstance(item, str):
                 yield f"/{i}", item
-
-
-def _module_allowed(module: str, allowed: list[str]) -> bool:
-    return any(module == prefix or module.startswith(prefix + ".") for prefix in allowed)
 
 
 def _topological_order(names: list[str], edges: list[EdgeSpec]) -> list[str] | None:
@@ -452,13 +453,18 @@ def _check_rejoin_deadlock(
 
 
 def validate_job(
-    spec: JobSpec, limits: DagLimits | None = None, *, default_members: int = DEFAULT_MEMBERS
+    spec: JobSpec,
+    limits: DagLimits | None = None,
+    *,
+    default_members: int = DEFAULT_MEMBERS,
+    data: DataSettings | None = None,
 ) -> ValidatedDag:
     """Every check of SPEC §3; raises ``DagValidationError`` listing all problems.
 
     ``default_members`` stands for an unset ``config.members``: 1 at submission, the
-    executors a worker sees when it claims the job (``jetspark.dag.members``)."""
-    checker = _Checker(spec, limits or DagLimits())
+    executors a worker sees when it claims the job (``jetspark.dag.members``). ``data``: the
+    data roots paths are held to (default: the settings')."""
+    checker = _Checker(spec, limits or DagLimits(), data)
     params = checker.check_vertices()
     checker.check_edges()
     checker.check_config()

@@ -154,6 +154,47 @@ class Snapshot(Base):
     committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class SnapshotHistory(Base):
+    """One snapshot a stream took or tried to take, for its history (``GET
+    /v1/jobs/{id}/snapshots``, ``jetspark.jobs.snapshot_history``): kept for the job's last
+    ``JETSPARK_STREAM_SNAPSHOT_HISTORY`` snapshots, failed and abandoned ones included, and
+    deleted with the job (foreign key, ``ON DELETE CASCADE``). Not the snapshot itself: a
+    committed one's state and metadata are ``Snapshot``'s and go when a newer one commits."""
+
+    __tablename__ = "snapshot_history"
+    __table_args__ = (
+        Index("ux_snapshot_history_job_attempt_snapshot", "job_id", "attempt", "snapshot_id",
+              unique=True),
+        CheckConstraint(
+            "state IN ('in_progress', 'committed', 'failed', 'abandoned')", name="state_known"
+        ),
+    )  # fmt: skip
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE")
+    )
+    attempt: Mapped[int] = mapped_column(Integer)
+    """The job's attempt that took it (a lost worker's attempt leaves its snapshot behind)."""
+    snapshot_id: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    state: Mapped[str] = mapped_column(String(16))
+    """``in_progress``, ``committed``, ``failed`` (its write or commit failed: the job failed
+    with it) or ``abandoned`` (its attempt stopped or lost the job before it committed)."""
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    """When the commit thread began writing its state."""
+    written_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When its state was in the snapshot store, with every backup it waited for."""
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When it committed in PostgreSQL, failed or was abandoned."""
+    vertices: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    """Per stateful vertex, its state's ``keys``, ``rows`` and ``bytes``."""
+    replication: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    """The ``replication`` entry (``backup_count``, ``replicas`` acknowledged, ``short``)."""
+    reason: Mapped[str | None] = mapped_column(Text)
+    """Why it failed or was abandoned."""
+
+
 class JobResultPage(Base):
     """Records that reached one ``sink.results`` vertex, numbered ``first_seq`` to
     ``last_seq`` in the order they were kept: a JSON array of up to ``PAGE_RECORDS``.

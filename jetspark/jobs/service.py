@@ -14,16 +14,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import build_plan
-from jetspark.dag.validate import validate_job
 from jetspark.db.tables import Job, JobTransition, LifecycleRequest
+from jetspark.jdbc.connections import JdbcConnections
 from jetspark.jobs import orchestration
+from jetspark.jobs.accept import AcceptRules, accept
 from jetspark.jobs.lookup import get_job as get_job  # re-exported: callers use service.get_job
 from jetspark.jobs.snapshots import check_initial_snapshot
 from jetspark.jobs.status import JobStatus
-from jetspark.settings import DagLimits, WebhookSettings
+from jetspark.kafka.clusters import KafkaClusters
+from jetspark.settings import (
+    DagLimits,
+    JdbcSettings,
+    KafkaSettings,
+    RedisSettings,
+    WebhookSettings,
+)
 from jetspark.tenants.principals import LOCAL, Principal
-from jetspark.webhooks.subscriptions import webhooks_of
 from jetspark.webhooks.targets import TargetPolicy
 
 
@@ -80,21 +86,33 @@ def submit_job(
     max_queued: int = 0,
     webhooks: WebhookSettings | None = None,
     targets: TargetPolicy | None = None,
+    namespace: str | None = None,
+    connections: JdbcConnections | None = None,
+    clusters: KafkaClusters | None = None,
 ) -> Submitted:
-    """Validate, plan and store a job of ``principal`` as QUEUED with its first history
-    row; commits. ``max_queued`` (0: none) bounds the principal's QUEUED jobs. The job's
-    ``config.notify`` URLs are checked by ``targets`` (``NotifyRefused``) and kept with the
-    server's default webhooks of ``webhooks``."""
+    """Accept (``jetspark.jobs.accept``: every check, the plan built once) and store a job of
+    ``principal`` as QUEUED with its first history row; commits. ``max_queued`` (0: none)
+    bounds the principal's QUEUED jobs. The job's ``config.notify`` URLs are checked by
+    ``targets`` (``NotifyRefused``) and kept with the server's default webhooks of
+    ``webhooks``; Redis names are held to ``namespace`` (default: ``RedisSettings``), JDBC
+    connections to ``connections`` (default: ``JdbcSettings``), Kafka topics to ``clusters``
+    (default: ``KafkaSettings``)."""
     fingerprint = spec.fingerprint()
     if idempotency_key is not None:
         earlier = _by_idempotency_key(session, principal.name, idempotency_key, fingerprint)
         if earlier is not None:
             return Submitted(earlier, created=False)
-    dag = validate_job(spec, limits)
-    if spec.config.initial_snapshot is not None:
-        check_initial_snapshot(session, principal.name, spec.config.initial_snapshot, dag)
-    webhooks = webhooks or WebhookSettings()
-    hooks = webhooks_of(spec.config.notify, webhooks, targets or TargetPolicy(webhooks))
+    rules = AcceptRules(
+        limits=limits,
+        namespace=namespace if namespace is not None else RedisSettings().namespace,
+        webhooks=webhooks or WebhookSettings(),
+        targets=targets,
+        principal=principal.name,
+        connections=connections or JdbcConnections.parse(JdbcSettings().connections),
+        clusters=clusters or KafkaClusters.parse(KafkaSettings().clusters),
+        snapshots=lambda name, dag: check_initial_snapshot(session, principal.name, name, dag),
+    )
+    accepted = accept(spec, rules)
     if max_queued:
         _lock_principal(session, principal.name)
         if count_jobs(session, principal.name, [JobStatus.QUEUED.value]) >= max_queued:
@@ -107,14 +125,14 @@ def submit_job(
         name=spec.name,
         principal=principal.name,
         definition=spec.as_json(),
-        plan=build_plan(dag).model_dump(mode="json"),
+        plan=accepted.plan.model_dump(mode="json"),
         status=JobStatus.QUEUED.value,
         # Stamped here, not by a later UPDATE: that one held the row while a worker that had
         # just read the announcement tried to claim it.
         announced_at=orchestration.now(),
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint,
-        webhooks=hooks or None,
+        webhooks=accepted.webhooks or None,
     )
     session.add(job)
     try:

@@ -24,6 +24,8 @@ BUSY_RATIO: Final = "busy_ratio"
 INPUT_RATE: Final = "input_rate_per_s"
 PROCESSING_RATE: Final = "processing_rate_per_s"
 LAG_MS: Final = "lag_ms"
+EVENT_TIME_RATE: Final = "event_time_per_s"
+EVENT_TIME_GAP_MS: Final = "event_time_gap_ms"
 
 
 class BackpressureLevel(StrEnum):

@@ -30,8 +30,16 @@ is; ``backpressure_ratio`` the max (the worst processor) with its ``backpressure
 producer: ``items_out_per_s`` (emitted per second since its previous document), for sources
 ``input_rate_per_s`` (items taken in per second, the same window) and
 ``processing_rate_per_s`` (items per second of busy time: what it could do unblocked), and
-``lag_ms`` (``at_ms`` - ``coalesced_wm``). ``processors`` lists the processors that reported
-(built-in vertices run inside the JVM and report counts only).
+``lag_ms`` (``at_ms`` - ``coalesced_wm``, only while event time is near the wall clock:
+within ``NEAR_WALL_CLOCK_MS``, a day; replayed or synthetic event time, 1970's say, has no
+lag that means anything). ``event_time_per_s``: how far ``coalesced_wm`` advanced per
+second of wall time over the last ``EVENT_TIME_WINDOW_MS`` or so (1000: as fast as the
+clock; 0: stalled; a stream's watermarks move once per epoch, so a window of one document
+would read 0 between epochs);
+``event_time_gap_ms``: ``top_observed_wm`` - ``coalesced_wm``, how far the vertex's
+watermark is behind the newest one it saw (the inputs' skew). ``set_event_time`` sets the
+three. ``processors`` lists the processors that reported (built-in vertices run inside the
+JVM and report counts only).
 
 ``JobMetrics``: ``job_id``, ``at_ms`` (wall clock, ms since the epoch, when produced),
 ``epoch`` (the streaming epoch, ``None`` in batch), ``final`` (the job's last document) and
@@ -92,6 +100,8 @@ class VertexMetrics(_Counts):
     input_rate_per_s: float | None = None
     processing_rate_per_s: float | None = None
     lag_ms: int | None = None
+    event_time_per_s: float | None = None
+    event_time_gap_ms: int | None = None
     processors: list[ProcessorMetrics] = Field(default_factory=list)
 
 
@@ -113,6 +123,31 @@ class JobMetrics(BaseModel):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+EVENT_TIME_WINDOW_MS = 10_000
+"""The wall time ``event_time_per_s`` is measured over (its producer keeps the samples)."""
+
+NEAR_WALL_CLOCK_MS = 24 * 3600 * 1000
+"""Event time within this of the wall clock is wall-clock time: its lag means something."""
+
+
+def wall_clock_lag(at_ms: int, watermark: int | None) -> int | None:
+    """``at_ms - watermark`` when event time is near the wall clock, else None."""
+    if watermark is None or abs(at_ms - watermark) > NEAR_WALL_CLOCK_MS:
+        return None
+    return max(0, at_ms - watermark)
+
+
+def set_event_time(vertex: VertexMetrics, at_ms: int, since: tuple[int, int] | None) -> None:
+    """A vertex's ``lag_ms``, ``event_time_per_s`` (since ``since``: an earlier document's
+    ``at_ms`` and ``coalesced_wm``) and ``event_time_gap_ms`` (see the module docstring)."""
+    wm = vertex.coalesced_wm
+    vertex.lag_ms = wall_clock_lag(at_ms, wm)
+    if wm is not None and since is not None and at_ms > since[0]:
+        vertex.event_time_per_s = round(max(0, wm - since[1]) * 1000 / (at_ms - since[0]), 3)
+    if wm is not None and vertex.top_observed_wm is not None:
+        vertex.event_time_gap_ms = max(0, vertex.top_observed_wm - wm)
 
 
 def _sum_by_ordinal(maps: Sequence[dict[int, int]]) -> dict[int, int]:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan, upstream_of
 from jetspark.metrics.names import BackpressureLevel
-from jetspark.metrics.report import JobMetrics, VertexMetrics
+from jetspark.metrics.report import JobMetrics, VertexMetrics, wall_clock_lag
 
 
 class Holder(BaseModel):
@@ -54,7 +54,9 @@ class ProcessorWatermark(BaseModel):
 class VertexWatermark(BaseModel):
     vertex: str
     coalesced_wm: int | None
-    lag_ms: int | None = Field(description="now minus coalesced_wm")
+    lag_ms: int | None = Field(
+        description="now minus coalesced_wm; null when event time is more than a day from now"
+    )
     held_back_by: Holder | IdleInput | None = Field(
         description="null for a source, or when nothing upstream reported"
     )
@@ -165,7 +167,7 @@ def _vertex(plan: ExecutionPlan, doc: JobMetrics, spec: VertexPlan, now: int) ->
     return VertexWatermark(
         vertex=spec.name,
         coalesced_wm=coalesced,
-        lag_ms=max(0, now - coalesced) if coalesced is not None else None,
+        lag_ms=wall_clock_lag(now, coalesced),
         held_back_by=held_back_by,
         idle_inputs=list(idle_inputs.values()),
         skew_ms=max(forwarded) - min(forwarded) if forwarded else None,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobConfig, JobSpec, Routing, VertexSpec
 from jetspark.dag.processors import PROCESSORS
-from jetspark.dag.validate import ValidatedDag, validate_job
+from jetspark.dag.validate import ValidatedDag
 from jetspark.settings import DagLimits, RedisSettings
 
 
@@ -225,14 +225,17 @@ class DAG:
     def validate(
         self, limits: DagLimits | None = None, *, namespace: str | None = None
     ) -> ValidatedDag:
-        """The server's checks, offline: raises ``DagValidationError`` whose ``problems``
-        carry the pointer and message ``POST /v1/jobs`` would answer with."""
-        from jetspark.tenants.redis_names import check_user_names
+        """The server's checks, offline, in the server's order (``jetspark.jobs.accept``):
+        raises ``DagValidationError`` (or ``NotifyRefused``) whose ``problems`` carry the
+        pointer and message ``POST /v1/jobs`` would answer with. Only a named
+        ``initial_snapshot`` is left to the server, which keeps the snapshots."""
+        from jetspark.jobs.accept import AcceptRules, accept
 
-        spec = self.spec
-        validated = validate_job(spec, limits)
-        check_user_names(spec, namespace if namespace is not None else RedisSettings().namespace)
-        return validated
+        rules = AcceptRules(
+            limits=limits or DagLimits(),
+            namespace=namespace if namespace is not None else RedisSettings().namespace,
+        )
+        return accept(self.spec, rules).dag
 
     def to_json(self) -> dict[str, Any]:
         """The body of ``POST /v1/jobs``; fields left at their defaults are left out."""

@@ -115,18 +115,13 @@ def run_local(
     ``until(run)`` is true. Raises ``TimeoutError`` after ``timeout_s``, and the job's own
     error (``VertexFailed`` naming the vertex) when it fails.
     """
-    from worker.engine import JobControl, RunnableJob, run_job
+    from worker.engine import JobControl, run_job
     from worker.engine.contract import RedisTarget
 
     job = dag if isinstance(dag, DAG) else DAG.from_json(dag)
     validated = job.validate(limits)
-    spec = validated.spec
-    runnable = RunnableJob(
-        id=uuid.uuid4(),
-        attempt=1,
-        definition=spec.as_json(),
-        plan=build_plan(validated).model_dump(mode="json"),
-    )
+    job_id = uuid.uuid4()
+    plan = build_plan(validated)
     run = LocalRun()
     configured = RedisTarget.from_settings()  # JETSPARK_REDIS_CLUSTER applies to a given URL
     redis = RedisTarget(
@@ -135,17 +130,22 @@ def run_local(
         LOCAL_PRINCIPAL,
         cluster=configured.cluster,
     )
-    control = JobControl(job_group=f"local-{runnable.id}", epochs=MemoryEpochLog(run), redis=redis)
+    control = JobControl(
+        job_group=f"local-{job_id}",
+        job_id=job_id,
+        epochs=MemoryEpochLog(run),
+        redis=redis,
+    )
     session = spark if spark is not None else _session()
     ended: list[JobOutcome | BaseException] = []
 
     def target() -> None:
         try:
-            ended.append(run_job(session, runnable, control))
+            ended.append(run_job(session, plan, control))
         except BaseException as error:  # handed to the caller's thread below
             ended.append(error)
 
-    runner = threading.Thread(target=target, name=f"local-{runnable.id}", daemon=True)
+    runner = threading.Thread(target=target, name=f"local-{job_id}", daemon=True)
     runner.start()
     _poll(lambda: bool(ended) or (until is not None and until(run)), timeout_s, control)
     if not ended:  # ``until`` said enough: stop the stream at its next epoch

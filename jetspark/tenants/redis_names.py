@@ -13,38 +13,45 @@ from typing import Any
 
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.model import JobSpec
+from jetspark.dag.processors import PROCESSORS
 from jetspark.queue.keys import Keys
-
-NAMED_PARAMS: dict[str, tuple[str, bool]] = {
-    "sink.redis_map": ("map", False),
-    "sink.redis_stream": ("stream", False),
-    "source.redis_stream": ("streams", True),
-}
-"""Processor kind → its param holding Redis names, and whether it is a list of them."""
 
 
 def check_user_names(spec: JobSpec, namespace: str) -> None:
     """Refuse (``DagValidationError``, pointing at each) names under ``<namespace>:`` or
     ``{<namespace>}:``."""
+    problems = user_name_problems(spec, namespace)
+    if problems:
+        raise DagValidationError(problems)
+
+
+def user_name_problems(spec: JobSpec, namespace: str) -> list[DagProblem]:
+    """Each Redis name a vertex gives (``Resources.redis_names``) that spells out a server
+    prefix."""
     prefixes = Keys(namespace).server_prefixes()
     problems: list[DagProblem] = []
     for i, vertex in enumerate(spec.dag.vertices):
-        named = NAMED_PARAMS.get(vertex.processor)
-        if named is None:
-            continue
-        param, is_list = named
-        value: Any = vertex.params.get(param)
-        values = (value if isinstance(value, list) else []) if is_list else [value]
-        for j, name in enumerate(values):
-            prefix = next((p for p in prefixes if str(name).startswith(p)), None)
-            if isinstance(name, str) and prefix is not None:
-                pointer = f"/dag/vertices/{i}/params/{param}" + (f"/{j}" if is_list else "")
-                problems.append(
-                    DagProblem(
-                        pointer,
-                        f"{name[:80]!r} is under the server's own prefix {prefix!r}: name a map "
-                        "or stream of your own (jetspark keeps it under your principal's prefix)",
-                    )
+        kind = PROCESSORS.get(vertex.processor)
+        for param in kind.resources.redis_names if kind is not None else ():
+            problems += _under_server_prefix(vertex.params.get(param), prefixes, i, param)
+    return problems
+
+
+def _under_server_prefix(
+    value: Any, prefixes: tuple[str, ...], vertex: int, param: str
+) -> list[DagProblem]:
+    """A param's names (one, or a list of them) that spell out a server prefix."""
+    is_list = isinstance(value, list)
+    problems: list[DagProblem] = []
+    for j, name in enumerate(value if is_list else [value]):
+        prefix = next((p for p in prefixes if str(name).startswith(p)), None)
+        if isinstance(name, str) and prefix is not None:
+            pointer = f"/dag/vertices/{vertex}/params/{param}" + (f"/{j}" if is_list else "")
+            problems.append(
+                DagProblem(
+                    pointer,
+                    f"{name[:80]!r} is under the server's own prefix {prefix!r}: name a map "
+                    "or stream of your own (jetspark keeps it under your principal's prefix)",
                 )
-    if problems:
-        raise DagValidationError(problems)
+            )
+    return problems

@@ -19,13 +19,14 @@ from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
 from jetspark.queue.keys import Keys
-from jetspark.settings import ApiSettings, WorkerSettings
+from jetspark.settings import ApiSettings, JdbcSettings, WorkerSettings
 from tests.live_server import live_server
 from worker.engine import run_job
 from worker.loop import Worker
 
 TOKEN = "test-token-1"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
+WAREHOUSE = {"url": "jdbc:postgresql://127.0.0.1:5432/test", "principals": ["*"]}
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +36,9 @@ def api_app(database_url: str, redis_url: str, redis_namespace: str) -> FastAPI:
         redis_url=redis_url,
         redis_namespace=redis_namespace,
         api_settings=ApiSettings(tokens=[TOKEN], max_body_bytes=64 * 1024),
+        # The connection examples/table-etl.json names, so that example is accepted as the
+        # SDK (which knows no operator's connections) accepts it.
+        jdbc_settings=JdbcSettings(connections=json.dumps({"warehouse": WAREHOUSE})),
     )
 
 

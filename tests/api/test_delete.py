@@ -57,6 +57,7 @@ def test_a_finished_job_is_deleted_with_every_row_and_key_but_its_named_snapshot
     job = seed_job(db_session, client, keys, principal=OWNER, named=name)
     assert http.get(f"/v1/jobs/{job.id}").status_code == 200  # cached in the API now
     assert redis_keys_of(client, keys, job.id) > named_snapshot_keys(keys, job)
+    assert rows_of(db_session, job.id)["snapshot_history"] == 3
 
     response = http.delete(f"/v1/jobs/{job.id}")
     assert response.status_code == 204 and response.content == b""

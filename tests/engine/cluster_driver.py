@@ -21,7 +21,8 @@ import httpx
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from worker.engine import JobControl, RunnableJob, run_job
+from tests.engine.conftest import run_runnable
+from worker.engine import JobControl, RunnableJob
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
 
@@ -74,7 +75,7 @@ def main(master: str) -> None:
             id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
         )
         control = JobControl(job_group="cluster-test", cancelled=threading.Event())
-        outcome = run_job(spark, job, control)
+        outcome = run_runnable(spark, job, control)
         executors = {
             e["id"] for e in httpx.get(
                 f"http://127.0.0.1:{port}/api/v1/applications/"

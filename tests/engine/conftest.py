@@ -20,6 +20,12 @@ pytestmark = pytest.mark.spark
 RunDag = Callable[..., tuple[JobOutcome, ExecutionPlan]]
 
 
+def run_runnable(spark: SparkSession, job: RunnableJob, control: JobControl) -> JobOutcome:
+    """Run a job as the worker does: its stored plan, read back, under its own id."""
+    control.job_id = job.id
+    return run_job(spark, ExecutionPlan.model_validate(job.plan), control)
+
+
 def job_body(
     vertices: list[dict[str, Any]], edges: list[dict[str, Any]], **config: Any
 ) -> dict[str, Any]:
@@ -44,6 +50,15 @@ def run_dag(spark: SparkSession) -> RunDag:
         control = JobControl(
             job_group=f"test-{job.id}", cancelled=threading.Event(), results_cap=results_cap
         )
-        return run_job(spark, job, control), plan
+        return run_runnable(spark, job, control), plan
 
     return run
+
+
+from tests.jdbc.conftest import (  # noqa: E402, F401 - fixtures, used by name
+    connections,
+    db,
+    jdbc_database,
+    run_jdbc,
+)
+from tests.kafka.conftest import kafka  # noqa: E402, F401 - a fixture, used by name

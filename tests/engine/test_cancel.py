@@ -12,9 +12,9 @@ from pyspark.sql import SparkSession
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from tests.engine.conftest import job_body
+from tests.engine.conftest import job_body, run_runnable
 from tests.polling import poll
-from worker.engine import JobControl, RunnableJob, run_job
+from worker.engine import JobControl, RunnableJob
 
 
 def spark_jvm(spark: SparkSession) -> psutil.Process:
@@ -59,7 +59,7 @@ def test_a_cancelled_endless_sequence_leaves_no_task_running(spark: SparkSession
     def perform() -> None:
         spark.sparkContext.setJobGroup(control.job_group, "endless", True)
         try:
-            run_job(spark, job, control)
+            run_runnable(spark, job, control)
         except BaseException as error:
             ended.append(error)
 

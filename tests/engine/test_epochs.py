@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+import uuid
 from typing import Any
 
 import pytest
+from pyspark.sql import SparkSession
 
-from tests.engine.conftest import RunDag, job_body
+from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import build_plan
+from jetspark.dag.validate import validate_job
+from tests.engine.conftest import RunDag, job_body, run_runnable
+from worker.engine import JobControl, RunnableJob
 
 pytestmark = pytest.mark.spark
 
@@ -142,3 +149,37 @@ def test_windows_over_epochs_equal_a_python_reference(
     else:
         expected = reference(window, count)
     assert got == expected
+
+
+def test_each_epoch_says_where_its_time_went(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1")
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "400")
+    body = windowed_body({"type": "tumbling", "size_ms": 50}, count=1200)
+    body["config"].update(processing_guarantee="exactly_once", snapshot_interval_ms=1)
+    spec = JobSpec.model_validate(body)
+    job = RunnableJob(
+        id=uuid.uuid4(),
+        attempt=1,
+        definition=spec.as_json(),
+        plan=build_plan(validate_job(spec)).model_dump(mode="json"),
+    )
+    control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
+    spark.sparkContext.setJobGroup(control.job_group, "profiled", True)
+    try:
+        run_runnable(spark, job, control)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    epochs = control.timings["epochs"]
+    assert [e["epoch"] for e in epochs] == list(range(1, len(epochs) + 1))  # all kept (< 13)
+    assert sum(e["items"] for e in epochs) == 1200
+    for e in epochs[:3]:  # the first epochs are sampled: their Spark jobs are listed
+        assert e["spark_s"] <= e["run_s"] + e["checkpoint_s"] + 0.05  # clocks differ
+        assert e["driver_s"] >= 0
+        if e["items"]:
+            assert e["spark_jobs"] >= 1 and e["spark_stages"] >= e["spark_jobs"]
+    for e in epochs:  # every epoch took a snapshot (interval 1 ms)
+        assert e["snapshot_s"] is not None and e["state_rows"] is not None
+    assert epochs[-1]["state_rows"] == 0  # the last epoch emitted every window
+    assert any(e["state_rows"] > 0 and e["state_bytes"] > 0 for e in epochs)

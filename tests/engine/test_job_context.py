@@ -13,8 +13,8 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.settings import DataSettings
-from tests.engine.conftest import job_body
-from worker.engine import JobControl, RunnableJob, run_job
+from tests.engine.conftest import job_body, run_runnable
+from worker.engine import JobControl, RunnableJob
 from worker.engine.runner import VertexFailed
 
 pytestmark = pytest.mark.spark
@@ -33,7 +33,7 @@ def _run(spark: SparkSession, out: Path, roots: list[str]) -> None:
     plan = build_plan(validate_job(spec))
     job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), plan.model_dump(mode="json"))
     control = JobControl(job_group=f"ctx-{job.id}", data=DataSettings(roots=roots))
-    run_job(spark, job, control)
+    run_runnable(spark, job, control)
 
 
 def test_sink_files_is_held_to_the_data_roots_of_its_jobs_control(spark: SparkSession) -> None:

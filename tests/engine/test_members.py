@@ -19,7 +19,8 @@ from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.settings import DagLimits
 from jetspark.spark_session import executor_count
-from worker.engine import JobControl, RunnableJob, run_job
+from tests.engine.conftest import run_runnable
+from worker.engine import JobControl, RunnableJob
 
 pytestmark = pytest.mark.spark
 
@@ -53,7 +54,7 @@ def submitted_plan(body: dict[str, Any]) -> dict[str, Any]:
 def run(spark: SparkSession, body: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
     job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=body, plan=plan)
     control = JobControl(job_group=f"members-{job.id}", cancelled=threading.Event())
-    results = run_job(spark, job, control).results
+    results = run_runnable(spark, job, control).results
     return {
         "words": {r["key"]: r["count"] for r in results["sink"]},
         "total": [r["words"] for r in results["total_sink"]],
@@ -68,7 +69,7 @@ def test_unset_members_are_planned_for_the_executors_keeping_the_drawn_partition
     body = word_count(None)
     stored = submitted_plan(body)
     assert stored["members"] == 1
-    fitted = plan_for_executors(body, stored, executors=3)
+    fitted = plan_for_executors(stored, executors=3)
     assert fitted is not None
     plan, before = ExecutionPlan.model_validate(fitted), ExecutionPlan.model_validate(stored)
     assert plan.members == 3
@@ -81,11 +82,11 @@ def test_unset_members_are_planned_for_the_executors_keeping_the_drawn_partition
 
 def test_members_given_by_the_user_or_already_fitting_are_kept() -> None:
     given = word_count(2)
-    assert plan_for_executors(given, submitted_plan(given), executors=5) is None
+    assert plan_for_executors(submitted_plan(given), executors=5) is None
     unset = word_count(None)
-    assert plan_for_executors(unset, submitted_plan(unset), executors=1) is None
-    assert plan_for_executors(unset, None, executors=4) is None
-    assert plan_for_executors({"name": "broken"}, submitted_plan(unset), executors=4) is None
+    assert plan_for_executors(submitted_plan(unset), executors=1) is None
+    assert plan_for_executors(None, executors=4) is None
+    assert plan_for_executors({"name": "broken"}, executors=4) is None
 
 
 def test_the_replan_reads_the_accepted_dag_from_the_plan_without_validating_again() -> None:
@@ -94,7 +95,7 @@ def test_the_replan_reads_the_accepted_dag_from_the_plan_without_validating_agai
     stricter = DagLimits(max_vertices=2, allowed_python_modules=[])  # this worker's settings
     with pytest.raises(DagValidationError):
         validate_job(JobSpec.model_validate(body), stricter)
-    fitted = plan_for_executors(body, stored, executors=2, limits=stricter)
+    fitted = plan_for_executors(stored, executors=2, limits=stricter)
     assert fitted is not None and fitted["members"] == 2
     assert [v["params"] for v in fitted["vertices"]] == [v["params"] for v in stored["vertices"]]
 
@@ -105,7 +106,7 @@ def test_members_stay_within_the_parallelism_limit() -> None:
     assert fitting_members(executors=9, widest_local_parallelism=300, max_parallelism=256) == 1
     body = word_count(None)
     fitted = plan_for_executors(
-        body, submitted_plan(body), executors=50, limits=DagLimits(max_parallelism=8)
+        submitted_plan(body), executors=50, limits=DagLimits(max_parallelism=8)
     )
     assert fitted is not None and fitted["members"] == 4  # local parallelism 2
 
@@ -117,6 +118,6 @@ def test_results_are_the_same_on_any_number_of_members(spark: SparkSession) -> N
     one = run(spark, body, stored)
     assert one == {"words": dict(expected), "total": [sum(expected.values())]}
     for executors in (2, 3):
-        fitted = plan_for_executors(body, stored, executors=executors)
+        fitted = plan_for_executors(stored, executors=executors)
         assert fitted is not None and fitted["members"] == executors
         assert run(spark, body, fitted) == one

@@ -1,4 +1,5 @@
-"""The engine runs the plan the API stored: no second validation with the worker's limits."""
+"""The engine runs the plan the API stored, as it is: a typed value, not validated or
+planned again, whatever the worker's own limits."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from jetspark.dag import processors as p
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan, planned_dag
+from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, build_plan, planned_spec, rescale
 from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import job_body
-from worker.engine import JobControl, RunnableJob, run_job
+from worker.engine import JobControl, run_job
 
 BODY = job_body(
     [
@@ -25,34 +27,60 @@ BODY = job_body(
 )
 
 
-def test_the_plan_carries_each_vertex_role_and_params_back_as_validated() -> None:
+def test_each_vertex_carries_its_typed_params_and_what_it_is() -> None:
     spec = JobSpec.model_validate(BODY)
     dag = validate_job(spec)
     stored: dict[str, Any] = build_plan(dag).model_dump(mode="json")
     plan = ExecutionPlan.model_validate(stored)
+    assert plan.version == PLAN_VERSION and not plan.runs_in_epochs
     assert [(v.name, v.role) for v in plan.vertices] == [
         ("in", "source"),
         ("double", "transform"),
         ("out", "sink"),
     ]
-    again = planned_dag(plan)
-    assert again is not None
-    assert again.params == dag.params
-    assert (again.order, again.inbound, again.outbound) == (dag.order, dag.inbound, dag.outbound)
-    assert (again.parallelism, again.local_parallelism) == (dag.parallelism, dag.local_parallelism)
-    assert again.spec.config == spec.config and again.spec.name == spec.name
+    assert {v.name: v.params for v in plan.vertices} == dag.params
+    assert isinstance(plan.vertex("double").params, p.MapParams)
+    assert all(v.bounded and not v.endless for v in plan.vertices)
+    assert plan.config == spec.config and plan.name == spec.name
     assert plan.fingerprint == dag_fingerprint(spec)
-    older = plan.model_copy(
-        update={"vertices": [v.model_copy(update={"params": None}) for v in plan.vertices]}
+    assert ExecutionPlan.model_validate(plan.model_dump(mode="json")) == plan
+    again = planned_spec(plan)
+    assert again.dag.edges == spec.dag.edges and again.config == spec.config
+    assert [(v.name, v.processor) for v in again.dag.vertices] == [
+        (v.name, v.processor) for v in spec.dag.vertices
+    ]
+
+
+def test_a_plan_names_what_its_vertices_touch_and_whether_it_streams() -> None:
+    body = job_body(
+        [
+            {"name": "in", "processor": "source.redis_stream", "params": {"streams": ["a", "b"]}},
+            {"name": "files", "processor": "sink.files", "params": {"path": "/tmp/out"}},
+        ],
+        [{"from": "in", "to": "files"}],
     )
-    assert planned_dag(older) is None  # a plan stored before: validated as it was
-    assert planned_dag(plan.model_copy(update={"config": None})) is None
+    plan = build_plan(validate_job(JobSpec.model_validate(body)))
+    source, sink = plan.vertices
+    assert plan.runs_in_epochs and not source.bounded and source.endless
+    assert source.touches.redis_names == ["a", "b"] and sink.touches.paths == ["/tmp/out"]
+    assert plan.sources == ["in"] and plan.sinks == ["files"]
+
+
+def test_rescaling_is_a_function_from_plan_to_plan() -> None:
+    plan = build_plan(validate_job(JobSpec.model_validate(BODY)), all_to_one_seed=1)
+    wider = rescale(plan, 3)
+    assert wider.members == 3
+    assert [v.parallelism for v in wider.vertices] == [3 * v.parallelism for v in plan.vertices]
+    assert (wider.fingerprint, wider.config, wider.stages) == (
+        plan.fingerprint,
+        plan.config,
+        plan.stages,
+    )
 
 
 @pytest.mark.spark
 def test_the_engine_runs_from_the_plan_alone(spark: SparkSession) -> None:
-    """The definition is not read when the plan carries the job: a plan's job config (here
-    a stream's guarantee and epochs) is what the engine runs with."""
+    """The plan's job config (here a stream's epochs) is what the engine runs with."""
     body = job_body(
         [
             {"name": "in", "processor": "source.sequence",
@@ -63,31 +91,16 @@ def test_the_engine_runs_from_the_plan_alone(spark: SparkSession) -> None:
     )  # fmt: skip
     body["config"] = {"epoch_interval_ms": 50, "members": 1, "local_parallelism": 1}
     plan = build_plan(validate_job(JobSpec.model_validate(body)))
-    job = RunnableJob(uuid.uuid4(), 1, {"not": "a job"}, plan.model_dump(mode="json"))
-    outcome = run_job(spark, job, JobControl(job_group=f"test-{job.id}"))
+    outcome = run_job(spark, plan, JobControl(job_group=f"test-{uuid.uuid4()}"))
     assert sorted(r["seq"] for r in outcome.results["out"]) == list(range(40))
-
-
-@pytest.mark.spark
-def test_a_plan_stored_before_it_carried_the_config_runs_with_the_definition(
-    spark: SparkSession,
-) -> None:
-    spec = JobSpec.model_validate(BODY)
-    stored = build_plan(validate_job(spec)).model_dump(mode="json")
-    for field in ("name", "config", "fingerprint"):
-        del stored[field]
-    job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), stored)
-    outcome = run_job(spark, job, JobControl(job_group=f"test-{job.id}"))
-    assert sorted(r["y"] for r in outcome.results["out"]) == [2, 4]
 
 
 @pytest.mark.spark
 def test_a_worker_with_stricter_limits_runs_what_the_api_accepted(
     spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = JobSpec.model_validate(BODY)
-    plan = build_plan(validate_job(spec))
+    plan = build_plan(validate_job(JobSpec.model_validate(BODY)))
     monkeypatch.setenv("JETSPARK_DAG_MAX_VERTICES", "1")  # the worker's own, stricter setting
-    job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), plan.model_dump(mode="json"))
-    outcome = run_job(spark, job, JobControl(job_group=f"test-{job.id}"))
+    stored = ExecutionPlan.model_validate(plan.model_dump(mode="json"))
+    outcome = run_job(spark, stored, JobControl(job_group=f"test-{uuid.uuid4()}"))
     assert sorted(r["y"] for r in outcome.results["out"]) == [2, 4]

@@ -57,9 +57,9 @@ def run(
     )
     context = spark.sparkContext
     context.setJobGroup(control.job_group, "pregrouped test")
-    execution = Execution(spark, plan, dag, control)
+    execution = Execution(spark, plan, control)
     try:
-        run_vertices(execution, job)
+        run_vertices(execution)
     finally:
         execution.release()
         context.setJobGroup("", "")

@@ -25,8 +25,8 @@ from jetspark.dag.errors import DagValidationError
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from tests.engine.conftest import RunDag, job_body
-from worker.engine import JobControl, RunnableJob, run_job
+from tests.engine.conftest import RunDag, job_body, run_runnable
+from worker.engine import JobControl, RunnableJob
 from worker.engine.contract import EpochCommit, EpochLog, RedisTarget, SnapshotRecord
 from worker.engine.ops.sources import RedisStreamSourceOp
 from worker.engine.redis_streams import RedisStreamPlanner, parse_id, write_stream
@@ -113,7 +113,7 @@ def test_stream_names_are_checked_and_the_source_is_unbounded() -> None:
         with pytest.raises(DagValidationError):
             validate_job(JobSpec.model_validate(body(bad)))
     dag = validate_job(JobSpec.model_validate(body({"streams": ["a", "b"], "start": "$"})))
-    assert RedisStreamSourceOp.unbounded(dag.params["in"])
+    assert not dag.kind("in").is_bounded(dag.params["in"])
     bad_sink = body({"streams": ["a"]})
     bad_sink["dag"]["vertices"][1]["params"] = {"stream": "o\x00"}
     with pytest.raises(DagValidationError):
@@ -293,12 +293,12 @@ def start_stream(
         )
         running = Running(control, threading.Thread(target=lambda: None, daemon=True))
         if not in_thread:
-            run_job(spark, job, control)
+            run_runnable(spark, job, control)
             return running
 
         def perform() -> None:
             try:
-                run_job(spark, job, control)
+                run_runnable(spark, job, control)
             except BaseException as error:
                 running.ended.append(error)
 

@@ -15,8 +15,8 @@ from pyspark.sql import SparkSession
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
-from tests.engine.conftest import RunDag, job_body
-from worker.engine import JobControl, RunnableJob, run_job
+from tests.engine.conftest import RunDag, job_body, run_runnable
+from worker.engine import JobControl, RunnableJob
 
 pytestmark = pytest.mark.spark
 
@@ -91,7 +91,7 @@ def test_a_streaming_hash_join_over_20_epochs_equals_the_batch_join(
         plan=build_plan(validate_job(spec)).model_dump(mode="json"),
     )
     control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
-    stream = run_job(spark, job, control)
+    stream = run_runnable(spark, job, control)
     assert control.marks is not None and control.marks().epoch >= PROBE // PER_EPOCH  # 20 epochs
     assert joined_rows(stream.results["out"]) == joined_rows(batch.results["out"])
     assert stream.vertex_counts["join"].items_in == BUILD + PROBE

@@ -18,6 +18,7 @@ from jetspark.db.tables import (
     JobTransition,
     LifecycleRequest,
     Snapshot,
+    SnapshotHistory,
 )
 from jetspark.jobs import orchestration
 from jetspark.jobs.status import JobStatus
@@ -84,6 +85,17 @@ def seed_job(
                 committed_at=datetime.now(UTC) if committed else None,
             )
         )
+        session.add(
+            SnapshotHistory(
+                job_id=job.id,
+                attempt=2,
+                snapshot_id=snapshot_id,
+                epoch=snapshot_id,
+                state="committed" if committed else "in_progress",
+                started_at=datetime.now(UTC),
+                vertices={},
+            )
+        )
     session.commit()
     pipe = client.pipeline(transaction=False)
     pipe.rpush(keys.job_logs(job.id), '{"event":"x"}')
@@ -123,6 +135,7 @@ def rows_of(session: Session, job_id: uuid.UUID) -> dict[str, int]:
         "lifecycle_requests": count(LifecycleRequest, LifecycleRequest.job_id == job_id),
         "unnamed_snapshots": count(Snapshot, Snapshot.job_id == job_id, Snapshot.name.is_(None)),
         "named_snapshots": count(Snapshot, Snapshot.job_id == job_id, Snapshot.name.is_not(None)),
+        "snapshot_history": count(SnapshotHistory, SnapshotHistory.job_id == job_id),
     }
 
 
@@ -132,4 +145,5 @@ GONE = {
     "job_results": 0,
     "lifecycle_requests": 0,
     "unnamed_snapshots": 0,
+    "snapshot_history": 0,
 }

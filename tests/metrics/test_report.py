@@ -16,6 +16,7 @@ from jetspark.metrics.report import (
     ProcessorMetrics,
     VertexMetrics,
     aggregate_vertex,
+    set_event_time,
 )
 from jetspark.queue.keys import Keys
 
@@ -105,3 +106,33 @@ def test_publish_keeps_the_latest_document_and_appends_a_metrics_event(
     last = json.loads(entries[-1][1]["data"])
     assert last["final"] is True and last["vertices"]["v"]["processors"][0]["index"] == 0
     assert publisher.latest(uuid.uuid4()) is None
+
+
+NOW_MS = 1_795_000_000_000  # 2026-11-18
+DAY_MS = 24 * 3600 * 1000
+
+
+def test_lag_is_against_the_wall_clock_only_while_event_time_is_near_it() -> None:
+    live = VertexMetrics(coalesced_wm=NOW_MS - 1500, top_observed_wm=NOW_MS - 200)
+    set_event_time(live, NOW_MS, (NOW_MS - 1000, NOW_MS - 2500))
+    assert live.lag_ms == 1500
+    assert live.event_time_per_s == 1000.0  # as fast as the clock
+    assert live.event_time_gap_ms == 1300
+
+    # A stream over 1970's timestamps: "lag 20782 d" meant nothing. It says how fast event
+    # time goes and how far the watermark is behind the newest one seen instead.
+    replayed = VertexMetrics(coalesced_wm=3_000_000, top_observed_wm=3_000_700)
+    set_event_time(replayed, NOW_MS, (NOW_MS - 500, 1_000_000))
+    assert replayed.lag_ms is None
+    assert replayed.event_time_per_s == 4_000_000.0
+    assert replayed.event_time_gap_ms == 700
+
+    # Event time ahead of the clock by more than a day is not lag either; a watermark that
+    # did not move has a pace of 0; without a previous document there is no pace yet.
+    ahead = VertexMetrics(coalesced_wm=NOW_MS + 2 * DAY_MS)
+    set_event_time(ahead, NOW_MS, (NOW_MS - 1000, NOW_MS + 2 * DAY_MS))
+    assert ahead.lag_ms is None and ahead.event_time_per_s == 0.0
+    assert ahead.event_time_gap_ms is None  # no top observed watermark
+    first = VertexMetrics(coalesced_wm=NOW_MS - DAY_MS)
+    set_event_time(first, NOW_MS, None)
+    assert first.lag_ms == DAY_MS and first.event_time_per_s is None

@@ -84,6 +84,7 @@ TYPED: dict[str, p.Params] = {
     "source.sequence": p.SequenceSource(count=3),
     "source.files": p.FilesSource(path="in.txt"),
     "source.redis_stream": p.RedisStreamSource(streams=["s"]),
+    "source.jdbc": p.JdbcSource(connection="db", table="sales", where="amount > 0"),
     "map": p.MapParams(select={"b": "a + 1"}),
     "filter": p.FilterParams(where="a > 0"),
     "flat_map": p.FlatMapParams(explode="array(a)", as_="x"),
@@ -98,6 +99,9 @@ TYPED: dict[str, p.Params] = {
     "sink.files": p.FilesSink(path="out"),
     "sink.redis_map": p.RedisMapSink(map="m", key="a"),
     "sink.redis_stream": p.RedisStreamSink(stream="s"),
+    "sink.jdbc": p.JdbcSink(connection="db", table="public.totals", mode="overwrite"),
+    "source.kafka": p.KafkaSource(cluster="events", topics=["orders"], start="latest"),
+    "sink.kafka": p.KafkaSink(cluster="events", topic="totals", key="region"),
     "sink.logger": p.NoParams(),
     "python": p.PythonParams(class_="jetspark.processors.words:Tokenizer"),
 }

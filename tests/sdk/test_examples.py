@@ -19,11 +19,13 @@ from examples import (
     running_count,
     stream_table_join,
     stream_windows,
+    table_etl,
     word_count,
 )
 from jetspark.queue.keys import Keys
 from jetspark.sdk import LocalRun, run_local
 from jetspark.sdk.local import LOCAL_PRINCIPAL
+from tests.jdbc.conftest import PASSWORD_ENV, Db
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))
@@ -142,3 +144,29 @@ def test_stream_table_join(local: Any) -> None:
     per_sensor = stream_table_join.READINGS // len(stream_table_join.ROOMS)
     assert got == {(k, room): per_sensor for k, room in stream_table_join.ROOMS.items()}
     assert run.snapshots >= 1
+
+
+@pytest.mark.spark
+def test_table_etl(local: Any, db: Db, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example's unqualified tables live in the test's schema (``currentSchema``)."""
+    sales = db.table("sales")
+    db.run(f"CREATE TABLE {sales} (id BIGINT, region TEXT, amount INT, status TEXT)")
+    db.run(
+        f"INSERT INTO {sales} SELECT g, 'r' || (g % 5), g % 97,"
+        f" CASE WHEN g % 4 = 0 THEN 'refunded' ELSE 'paid' END"
+        f" FROM generate_series(1, {table_etl.ROWS}) g"
+    )
+    warehouse = {
+        "url": f"{db.jdbc_url}?currentSchema={db.schema}",
+        "user": db.user,
+        "password_env": PASSWORD_ENV,
+        "principals": [LOCAL_PRINCIPAL],
+    }
+    monkeypatch.setenv("JETSPARK_JDBC_CONNECTIONS", json.dumps({"warehouse": warehouse}))
+    local(table_etl)
+    expected = db.rows(
+        f"SELECT region, SUM(amount), COUNT(*) FROM {sales} WHERE status = 'paid'"
+        " GROUP BY region ORDER BY region"
+    )
+    got = db.rows(f"SELECT key, total, orders FROM {db.table('sales_by_region')} ORDER BY key")
+    assert [tuple(map(str, r)) for r in got] == [tuple(map(str, r)) for r in expected]

@@ -19,8 +19,9 @@ from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.queue.events import EventKind, publish
 from jetspark.queue.keys import Keys
+from tests.engine.conftest import run_runnable
 from tests.security.tenant_stack import Stack, stack_fixture  # noqa: F401
-from worker.engine import JobControl, RunnableJob, run_job
+from worker.engine import JobControl, RunnableJob
 from worker.engine.contract import RedisTarget
 
 
@@ -94,7 +95,7 @@ def test_each_principals_maps_and_streams_live_under_its_own_prefix(
                 cancelled=threading.Event(),
                 redis=RedisTarget(redis_url, ns, principal),
             )
-            run_job(spark, job, control)
+            run_runnable(spark, job, control)
         for principal in ("alice", "bob"):
             stored = redis_client.hgetall(keys.redis_map(principal, "shared"))
             assert {k: json.loads(v) for k, v in stored.items()} == {principal: {"k": principal}}

@@ -14,7 +14,8 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.processor.loading import ProcessorNotAllowed
-from worker.engine import JobControl, JobOutcome, RunnableJob, run_job
+from tests.engine.conftest import run_runnable
+from worker.engine import JobControl, JobOutcome, RunnableJob
 from worker.engine.ops.base import OpContext
 from worker.engine.ops.python import PythonOp
 from worker.engine.runner import VertexFailed
@@ -47,7 +48,7 @@ def run(spark: SparkSession, spec: JobSpec) -> JobOutcome:
     runnable = RunnableJob(
         id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
     )
-    return run_job(spark, runnable, JobControl(job_group="python-processors-test"))
+    return run_runnable(spark, runnable, JobControl(job_group="python-processors-test"))
 
 
 def test_a_processor_emits_every_copy_under_outbox_capacity_1_on_its_own_partition(

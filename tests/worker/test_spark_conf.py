@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from pyspark.sql import SparkSession
 
 from jetspark.settings import SparkSettings
@@ -125,3 +126,14 @@ def test_pyspark_call_sites_are_off_unless_asked_for(spark: SparkSession) -> Non
     )
     assert on["spark.python.sql.dataFrameDebugging.enabled"] == "true"
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+
+
+def test_sparks_ui_is_off_unless_an_operator_names_its_port_and_never_kills() -> None:
+    off = session_conf(master="local[2]", shuffle_partitions=8)
+    assert off["spark.ui.enabled"] == "false" and "spark.ui.port" not in off
+    on = session_conf(master="local[2]", shuffle_partitions=8, ui_port=4045)
+    assert on["spark.ui.enabled"] == "true" and on["spark.ui.port"] == "4045"
+    assert on["spark.ui.killEnabled"] == "false"
+    assert SparkSettings(ui_port=None).ui_port is None
+    with pytest.raises(ValidationError):
+        SparkSettings(ui_port=70000)

@@ -39,6 +39,8 @@ def test_a_finished_jobs_view_carries_its_timings(
     ]
     assert all(phases), phases
     assert phases == sorted(phases)  # type: ignore[type-var]
+    assert timings.spark_job_group == f"job-{job_id}"
+    assert timings.spark_application == worker.spark.sparkContext.applicationId
     assert timings.spark_jobs, "the Spark jobs it ran"
     ids = [spark_job.id for spark_job in timings.spark_jobs]
     assert ids == sorted(set(ids))

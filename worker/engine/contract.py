@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from jetspark.jdbc.connections import JdbcConnections
+    from jetspark.kafka.clusters import KafkaClusters
     from jetspark.redis_client import RedisClient
     from jetspark.settings import DataSettings
 
@@ -18,7 +20,8 @@ RESULTS_CAP = 100_000
 
 @dataclass(frozen=True)
 class RunnableJob:
-    """A claimed job: its accepted definition and its stored execution plan (both JSON)."""
+    """A claimed job: its accepted definition and its stored execution plan (both JSON, as
+    stored; the engine runs the plan, ``ExecutionPlan``, and never reads the definition)."""
 
     id: uuid.UUID
     attempt: int
@@ -78,6 +81,20 @@ class EpochLog(Protocol):
 
     def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
         """Commit the epoch; returns older snapshots whose state may now be deleted."""
+        ...
+
+
+class SnapshotHistoryLog(Protocol):
+    """Where a stream says when each snapshot began and how it ended, for the job's
+    snapshot history (``jetspark.jobs.snapshot_history``). Never stops the job: an
+    implementation swallows its own failures."""
+
+    def snapshot_started(self, snapshot_id: int, epoch: int) -> None:
+        """The commit thread begins writing the snapshot's state (again, on a retry)."""
+        ...
+
+    def snapshot_ended(self, snapshot_id: int, error: BaseException) -> None:
+        """The snapshot will not commit: its write or commit raised ``error``."""
         ...
 
 
@@ -152,6 +169,20 @@ def _data_settings() -> DataSettings:
     return DataSettings()
 
 
+def _jdbc_connections() -> JdbcConnections:
+    from jetspark.jdbc.connections import JdbcConnections
+    from jetspark.settings import JdbcSettings
+
+    return JdbcConnections.parse(JdbcSettings().connections)
+
+
+def _kafka_clusters() -> KafkaClusters:
+    from jetspark.kafka.clusters import KafkaClusters
+    from jetspark.settings import KafkaSettings
+
+    return KafkaClusters.parse(KafkaSettings().clusters)
+
+
 def _metrics_cluster() -> bool:
     from jetspark.settings import RedisSettings
 
@@ -164,6 +195,8 @@ class JobControl:
 
     job_group: str
     """The Spark job group the worker set for this job's thread."""
+    job_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    """The job's id (its snapshots and epochs are recorded under it)."""
     cancelled: threading.Event = field(default_factory=threading.Event)
     handover: threading.Event = field(default_factory=threading.Event)
     """The worker is stopping (SIGTERM): a stream ends at its next barrier once its last
@@ -172,6 +205,9 @@ class JobControl:
     epochs: EpochLog | None = None
     """Set for jobs the worker runs: streaming jobs commit their epochs through it."""
     redis: RedisTarget = field(default_factory=RedisTarget.from_settings)
+    snapshot_history: SnapshotHistoryLog | None = None
+    """Set by the worker: each snapshot's start and failure go to the job's history (its
+    commit goes with ``epochs.commit``)."""
     marks: Callable[[], StreamMarks] | None = None
     """Set by the epoch engine: every processor's watermarks so far (read from another thread)."""
     counts: Callable[[], Mapping[str, VertexCounts]] | None = None
@@ -190,6 +226,12 @@ class JobControl:
     data: DataSettings = field(default_factory=_data_settings)
     """Where ``source.files`` may read and ``sink.files`` write (the data roots): the worker's
     setting, read where the job's control is made."""
+    jdbc: JdbcConnections = field(default_factory=_jdbc_connections)
+    """The databases ``source.jdbc`` and ``sink.jdbc`` may use (``JETSPARK_JDBC_CONNECTIONS``),
+    each checked against the job's principal (``redis.principal``) when it is used."""
+    kafka: KafkaClusters = field(default_factory=_kafka_clusters)
+    """The Kafka clusters ``source.kafka`` / ``sink.kafka`` may use and their topic rules
+    (``JETSPARK_KAFKA_CLUSTERS``), checked against the job's principal when used."""
 
 
 class JobHandedOver(Exception):

@@ -18,10 +18,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag.model import Routing
+from jetspark.dag.model import ProcessingGuarantee, Routing
 from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan
-from jetspark.dag.validate import ValidatedDag
-from worker.engine.contract import JobControl, RunnableJob
+from worker.engine.contract import JobControl
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
 from worker.engine.ops.base import Op, OpContext
@@ -72,12 +71,11 @@ class Execution:
         self,
         spark: SparkSession,
         plan: ExecutionPlan,
-        dag: ValidatedDag,
         control: JobControl,
         epoch: EpochScope | None = None,
         ops: dict[str, Op] | None = None,
     ) -> None:
-        self.spark, self.plan, self.dag, self.control = spark, plan, dag, control
+        self.spark, self.plan, self.control = spark, plan, control
         self.epoch = epoch
         self.ops = ops_for(plan) if ops is None else ops
         """The job's own op per vertex (a stream keeps them from epoch to epoch)."""
@@ -100,7 +98,7 @@ class Execution:
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
-            params=self.dag.params[name],
+            params=vertex.params,
             inputs=inputs,
             inbound=inbound,
             senders=[self.plan.vertex(e.source) for e in inbound],
@@ -118,12 +116,15 @@ class Execution:
             metrics_url=self.control.metrics_url,
             metrics_cluster=self.control.metrics_cluster,
             data=self.control.data,
-            max_records=self.dag.spec.config.max_processor_accumulated_records,
+            jdbc=self.control.jdbc,
+            kafka=self.control.kafka,
+            exactly_once=self.plan.config.processing_guarantee is ProcessingGuarantee.exactly_once,
+            max_records=self.plan.config.max_processor_accumulated_records,
         )
         output = op.apply(context)
         if self.epoch is not None and not op.forwards_own_watermarks:
             self.epoch.watermarks.pass_through(name)
-        if (vertex.role or self.dag.kind(name).role) == "sink":  # no role: an older plan
+        if vertex.role == "sink":
             return
         outbound = self.plan.outbound(name)
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
@@ -189,17 +190,17 @@ class Execution:
             frame.unpersist()
 
 
-def run_vertices(execution: Execution, job: RunnableJob) -> None:
+def run_vertices(execution: Execution) -> None:
     """Run every vertex in order; raise ``VertexFailed`` naming a failing vertex."""
     control = execution.control
     for name in execution.plan.order:
         if control.cancelled.is_set():
-            raise JobCancelled(f"job {job.id} was asked to stop")
+            raise JobCancelled(f"job {control.job_id} was asked to stop")
         try:
             execution.run_vertex(name)
         except Exception as error:
             if control.cancelled.is_set():
-                raise JobCancelled(f"job {job.id} was asked to stop") from error
+                raise JobCancelled(f"job {control.job_id} was asked to stop") from error
             failed = processor_failure(error)
             if failed is not None:  # a Python processor failed inside a Spark task
                 raise VertexFailed(*failed) from error

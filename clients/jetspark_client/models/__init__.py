@@ -12,6 +12,7 @@ from .delivery_view_state import DeliveryViewState
 from .diagnostic import Diagnostic
 from .edge_config import EdgeConfig
 from .edge_spec import EdgeSpec
+from .epoch_timing import EpochTiming
 from .exception_link import ExceptionLink
 from .export_request import ExportRequest
 from .health import Health
@@ -47,6 +48,9 @@ from .result_page import ResultPage
 from .result_page_items_item import ResultPageItemsItem
 from .routing import Routing
 from .sdk_source import SdkSource
+from .snapshot_attempt import SnapshotAttempt
+from .snapshot_attempt_state import SnapshotAttemptState
+from .snapshot_attempt_vertices import SnapshotAttemptVertices
 from .snapshot_list import SnapshotList
 from .snapshot_view import SnapshotView
 from .snapshot_view_vertices import SnapshotViewVertices
@@ -79,6 +83,7 @@ __all__ = (
     "Diagnostic",
     "EdgeConfig",
     "EdgeSpec",
+    "EpochTiming",
     "ExceptionLink",
     "ExportRequest",
     "Health",
@@ -114,6 +119,9 @@ __all__ = (
     "ResultPageItemsItem",
     "Routing",
     "SdkSource",
+    "SnapshotAttempt",
+    "SnapshotAttemptState",
+    "SnapshotAttemptVertices",
     "SnapshotList",
     "SnapshotView",
     "SnapshotViewVertices",

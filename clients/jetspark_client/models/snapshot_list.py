@@ -8,9 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.snapshot_attempt import SnapshotAttempt
   from ..models.snapshot_view import SnapshotView
 
 
@@ -26,9 +28,13 @@ class SnapshotList:
     """ 
         Attributes:
             items (list[SnapshotView]):
+            history (list[SnapshotAttempt] | Unset):
+            next_cursor (None | str | Unset):
      """
 
     items: list[SnapshotView]
+    history: list[SnapshotAttempt] | Unset = UNSET
+    next_cursor: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -36,6 +42,7 @@ class SnapshotList:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.snapshot_attempt import SnapshotAttempt # noqa: PLC0415
         from ..models.snapshot_view import SnapshotView # noqa: PLC0415
         items = []
         for items_item_data in self.items:
@@ -44,12 +51,31 @@ class SnapshotList:
 
 
 
+        history: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.history, Unset):
+            history = []
+            for history_item_data in self.history:
+                history_item = history_item_data.to_dict()
+                history.append(history_item)
+
+
+
+        next_cursor: None | str | Unset
+        if isinstance(self.next_cursor, Unset):
+            next_cursor = UNSET
+        else:
+            next_cursor = self.next_cursor
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "items": items,
         })
+        if history is not UNSET:
+            field_dict["history"] = history
+        if next_cursor is not UNSET:
+            field_dict["next_cursor"] = next_cursor
 
         return field_dict
 
@@ -57,6 +83,7 @@ class SnapshotList:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.snapshot_attempt import SnapshotAttempt # noqa: PLC0415
         from ..models.snapshot_view import SnapshotView # noqa: PLC0415
         d = dict(src_dict)
         items = []
@@ -69,8 +96,32 @@ class SnapshotList:
             items.append(items_item)
 
 
+        _history = d.pop("history", UNSET)
+        history: list[SnapshotAttempt] | Unset = UNSET
+        if _history is not UNSET:
+            history = []
+            for history_item_data in _history:
+                history_item = SnapshotAttempt.from_dict(history_item_data)
+
+
+
+                history.append(history_item)
+
+
+        def _parse_next_cursor(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        next_cursor = _parse_next_cursor(d.pop("next_cursor", UNSET))
+
+
         snapshot_list = cls(
             items=items,
+            history=history,
+            next_cursor=next_cursor,
         )
 
 

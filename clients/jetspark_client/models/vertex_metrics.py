@@ -35,6 +35,8 @@ class VertexMetrics:
             busy_ratio (float | Unset):  Default: 0.0.
             coalesced_wm (int | None | Unset):
             emitted_by_ordinal (VertexMetricsEmittedByOrdinal | Unset):
+            event_time_gap_ms (int | None | Unset):
+            event_time_per_s (float | None | Unset):
             idle (bool | Unset):  Default: False.
             input_rate_per_s (float | None | Unset):
             items_in (int | Unset):  Default: 0.
@@ -56,6 +58,8 @@ class VertexMetrics:
     busy_ratio: float | Unset = 0.0
     coalesced_wm: int | None | Unset = UNSET
     emitted_by_ordinal: VertexMetricsEmittedByOrdinal | Unset = UNSET
+    event_time_gap_ms: int | None | Unset = UNSET
+    event_time_per_s: float | None | Unset = UNSET
     idle: bool | Unset = False
     input_rate_per_s: float | None | Unset = UNSET
     items_in: int | Unset = 0
@@ -98,6 +102,18 @@ class VertexMetrics:
         emitted_by_ordinal: dict[str, Any] | Unset = UNSET
         if not isinstance(self.emitted_by_ordinal, Unset):
             emitted_by_ordinal = self.emitted_by_ordinal.to_dict()
+
+        event_time_gap_ms: int | None | Unset
+        if isinstance(self.event_time_gap_ms, Unset):
+            event_time_gap_ms = UNSET
+        else:
+            event_time_gap_ms = self.event_time_gap_ms
+
+        event_time_per_s: float | None | Unset
+        if isinstance(self.event_time_per_s, Unset):
+            event_time_per_s = UNSET
+        else:
+            event_time_per_s = self.event_time_per_s
 
         idle = self.idle
 
@@ -175,6 +191,10 @@ class VertexMetrics:
             field_dict["coalesced_wm"] = coalesced_wm
         if emitted_by_ordinal is not UNSET:
             field_dict["emitted_by_ordinal"] = emitted_by_ordinal
+        if event_time_gap_ms is not UNSET:
+            field_dict["event_time_gap_ms"] = event_time_gap_ms
+        if event_time_per_s is not UNSET:
+            field_dict["event_time_per_s"] = event_time_per_s
         if idle is not UNSET:
             field_dict["idle"] = idle
         if input_rate_per_s is not UNSET:
@@ -246,6 +266,26 @@ class VertexMetrics:
             emitted_by_ordinal = VertexMetricsEmittedByOrdinal.from_dict(_emitted_by_ordinal)
 
 
+
+
+        def _parse_event_time_gap_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        event_time_gap_ms = _parse_event_time_gap_ms(d.pop("event_time_gap_ms", UNSET))
+
+
+        def _parse_event_time_per_s(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        event_time_per_s = _parse_event_time_per_s(d.pop("event_time_per_s", UNSET))
 
 
         idle = d.pop("idle", UNSET)
@@ -348,6 +388,8 @@ class VertexMetrics:
             busy_ratio=busy_ratio,
             coalesced_wm=coalesced_wm,
             emitted_by_ordinal=emitted_by_ordinal,
+            event_time_gap_ms=event_time_gap_ms,
+            event_time_per_s=event_time_per_s,
             idle=idle,
             input_rate_per_s=input_rate_per_s,
             items_in=items_in,

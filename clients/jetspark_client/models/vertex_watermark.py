@@ -33,7 +33,7 @@ class VertexWatermark:
             coalesced_wm (int | None):
             held_back_by (Holder | IdleInput | None): null for a source, or when nothing upstream reported
             idle_inputs (list[IdleInput]):
-            lag_ms (int | None): now minus coalesced_wm
+            lag_ms (int | None): now minus coalesced_wm; null when event time is more than a day from now
             processors (list[ProcessorWatermark]):
             queue_capacity (int):
             queue_fill (float | None): queue_size / queue_capacity

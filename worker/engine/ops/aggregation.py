@@ -101,8 +101,8 @@ class AggregateOp(Op):
         """Streaming: partial results carried from epoch to epoch, emitted at the end."""
         assert ctx.epoch is not None
         name, edge, items = ctx.vertex.name, ctx.inbound[0], ctx.only_input
-        if edge.exchange is not Exchange.fused:
-            items = route(items, edge, ctx.senders[0], ctx.vertex, ctx.partition_count)
+        if edge.exchange is not Exchange.fused:  # partial groups travel, as in a window
+            items = targeted(items, edge, ctx.senders[0], ctx.vertex, ctx.partition_count)
         step = aggregate_step(
             items,
             ctx.epoch.state_in.get(name),

@@ -13,8 +13,10 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.model import EdgeConfig
 from jetspark.dag.plan import EdgePlan, VertexPlan
+from jetspark.jdbc.connections import JdbcConnections
+from jetspark.kafka.clusters import KafkaClusters
 from jetspark.settings import DataSettings
-from worker.engine.contract import RedisTarget
+from worker.engine.contract import JobControl, RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import OncePlanner, SourcePlanner
@@ -68,6 +70,12 @@ class OpContext:
     """Where Python processors publish live metrics (``JobControl``; none: not published)."""
     data: DataSettings | None = None
     """The data roots ``source.files`` / ``sink.files`` are held to (``JobControl.data``)."""
+    jdbc: JdbcConnections = field(default_factory=JdbcConnections)
+    """The databases ``source.jdbc`` / ``sink.jdbc`` may use (``JobControl.jdbc``)."""
+    kafka: KafkaClusters = field(default_factory=KafkaClusters)
+    """The Kafka clusters ``source.kafka`` / ``sink.kafka`` may use (``JobControl.kafka``)."""
+    exactly_once: bool = False
+    """The job's ``processing_guarantee`` is ``exactly_once``."""
     max_records: int | None = None
     """The job's ``max_processor_accumulated_records``: what an op that gathers records
     (groups, a join's build side, a sort's items) may hold per processor (``accumulation``)."""
@@ -134,20 +142,15 @@ class Op:
         Any op without input of its own emits everything in the first epoch."""
         return OncePlanner()
 
-    @classmethod
-    def unbounded(cls, params: BaseModel) -> bool:
-        """As a source: does it make its job a streaming job (run in epochs until stopped)?"""
-        return False
-
-    @classmethod
-    def endless(cls, params: BaseModel) -> bool:
-        """As a source: is it never read to its end? An unbounded source is, unless it
-        streams a bounded input at a pace (a ``source.sequence`` with a count and a rate)."""
-        return cls.unbounded(params)
+    def planner_for(self, control: JobControl) -> SourcePlanner:
+        """``planner``, for a source whose planner needs more of the job than its Redis
+        (``source.jdbc``: the connections and the job's principal)."""
+        return self.planner(control.redis)
 
 
 class SourceOp(Op):
-    """A source kind: what it reads (``apply``), its planner and its boundedness."""
+    """A source kind: what it reads (``apply``) and its planner (its boundedness is the
+    kind's, ``ProcessorKind.bounded``)."""
 
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)

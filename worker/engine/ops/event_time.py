@@ -9,11 +9,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag import processors as p
+from jetspark.dag.plan import Exchange
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.ops.aggregation import held_then_kept
 from worker.engine.ops.base import Op, OpContext, params_of
+from worker.engine.routing import targeted
 from worker.engine.state_columns import PROCESSOR
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.windowing import END, window_step
@@ -42,7 +44,7 @@ class InsertWatermarksOp(Op):
         ts, g = user_column(params.timestamp).cast("bigint"), F.spark_partition_id()
         n = ctx.vertex.parallelism
         tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
-        kept = ctx.keep(tops.frame)  # computed once, observed then, read by every consumer
+        kept = tops.frame if _read_once(ctx) else ctx.keep(tops.frame)
 
         def observe() -> None:
             by_processor = {
@@ -54,6 +56,15 @@ class InsertWatermarksOp(Op):
 
         epoch.defer(observe)
         return kept
+
+
+def _read_once(ctx: OpContext) -> bool:
+    """Is the output computed by one Spark job before its watermarks are needed? So when
+    its one consumer is a window, whose step computes (checkpoints) its windows before it
+    coalesces. Otherwise it is kept (persisted): computed once, observed then, read by every
+    consumer. Keeping every item of an epoch cost more than the window's whole step
+    (``bench.streaming``: see docs/ENGINE.md, "Streams at Spark's speed")."""
+    return len(ctx.outbound) == 1 and all(r.processor == "window" for r in ctx.receivers)
 
 
 def observe_watermarks(
@@ -80,6 +91,8 @@ class WindowOp(Op):
     computes them observes the timestamps upstream on the way (``InsertWatermarksOp``)."""
 
     coalesces_itself = True
+    places_own_input = True
+    """Partial windows travel over the exchange instead of items (see ``apply``)."""
 
     def __init__(self) -> None:
         self.ends: tuple[DataFrame, dict[int, int]] | None = None
@@ -106,9 +119,17 @@ class WindowOp(Op):
         epoch = ctx.epoch
         if epoch is None:
             raise EngineError("a window runs in epochs")
-        name = ctx.vertex.name
+        name, edge, items = ctx.vertex.name, ctx.inbound[0], ctx.only_input
+        if edge.exchange is not Exchange.fused:
+            # Each item named with its processor's SLOT where it is, not moved: the step
+            # groups by (SLOT, key, window) first, so Spark's partial aggregation runs before
+            # the shuffle and only partial windows travel, then places each processor's
+            # windows on its partition (``placed_union``). The windows and the processors
+            # they end up on are those of moving every item first (SPEC §4): Jet's
+            # two-stage aggregation, as the batch ``aggregate`` does.
+            items = targeted(items, edge, ctx.senders[0], ctx.vertex, ctx.partition_count)
         step = window_step(
-            ctx.only_input,
+            items,
             epoch.state_in.get(name),
             params,
             parallelism=ctx.vertex.parallelism,

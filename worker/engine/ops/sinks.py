@@ -102,7 +102,7 @@ class ResultsSinkOp(Op):
         # One full pass, so every vertex's counts are complete: each processor hands over at
         # most the cap (its first rows), the driver keeps the first ``results_cap`` of them
         # in processor order, as ``limit(cap).collect()`` would.
-        frame = _union(ctx.inputs)
+        frame = union_inputs(ctx.inputs)
         rows = None
         if TARGET_PROCESSOR in frame.columns:
             rows = _in_processor_order(frame, ctx.results_cap)
@@ -149,7 +149,7 @@ class LoggerSinkOp(Op):
     replayable = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
-        frame = _union(ctx.inputs)
+        frame = union_inputs(ctx.inputs)
         log.info("sink.logger", vertex=ctx.vertex.name, items=frame.count())
         return frame
 
@@ -157,7 +157,7 @@ class LoggerSinkOp(Op):
 class FilesSinkOp(Op):
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.FilesSink)
-        frame = _union(ctx.inputs)
+        frame = union_inputs(ctx.inputs)
         out = frame
         if params.format is p.FileFormat.text:
             out = frame.select(
@@ -190,7 +190,7 @@ class RedisMapSinkOp(Op):
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.RedisMapSink)
         target, hash_key = ctx.job_redis, ctx.job_redis.user_map(params.map)
-        frame = _union(ctx.inputs)
+        frame = union_inputs(ctx.inputs)
         keyed = frame.select(
             user_column(params.key).cast("string").alias("k"),
             F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in frame.columns])).alias("v"),
@@ -213,7 +213,7 @@ class RedisStreamSinkOp(Op):
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.RedisStreamSink)
-        frame = _union(ctx.inputs)
+        frame = union_inputs(ctx.inputs)
         epoch_ms = now_ms() if ctx.epoch is None else ctx.epoch.job_t0_ms + ctx.epoch.epoch
         done = write_stream(
             frame,
@@ -233,7 +233,7 @@ class RedisStreamSinkOp(Op):
         return frame
 
 
-def _union(frames: list[DataFrame]) -> DataFrame:
+def union_inputs(frames: list[DataFrame]) -> DataFrame:
     """A sink's inbound frames as one, without the routing column."""
     first, *rest = (without_slot(frame) for frame in frames)
     for other in rest:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -85,16 +84,6 @@ class SequenceSourceOp(SourceOp):
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         return SequencePlanner()
 
-    @classmethod
-    def unbounded(cls, params: BaseModel) -> bool:
-        assert isinstance(params, p.SequenceSource)
-        return params.count is None or params.rate_per_s is not None
-
-    @classmethod
-    def endless(cls, params: BaseModel) -> bool:
-        assert isinstance(params, p.SequenceSource)
-        return params.count is None
-
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.SequenceSource)
         n = ctx.vertex.parallelism
@@ -129,11 +118,6 @@ class FilesSourceOp(SourceOp):
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         return FilesPlanner()
-
-    @classmethod
-    def unbounded(cls, params: BaseModel) -> bool:
-        assert isinstance(params, p.FilesSource)
-        return params.watch
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.FilesSource)
@@ -188,10 +172,6 @@ class RedisStreamSourceOp(SourceOp):
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         return RedisStreamPlanner(redis.url, redis.user_stream, cluster=redis.cluster)
-
-    @classmethod
-    def unbounded(cls, params: BaseModel) -> bool:
-        return True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.RedisStreamSource)

@@ -6,6 +6,8 @@ from jetspark.dag.plan import ExecutionPlan
 from worker.engine.ops.aggregation import AggregateOp
 from worker.engine.ops.base import Op
 from worker.engine.ops.event_time import InsertWatermarksOp, WindowOp
+from worker.engine.ops.jdbc import JdbcSinkOp, JdbcSourceOp
+from worker.engine.ops.kafka import KafkaSinkOp, KafkaSourceOp
 from worker.engine.ops.python import PythonOp
 from worker.engine.ops.sinks import (
     FilesSinkOp,
@@ -27,6 +29,8 @@ OP_TYPES: dict[str, type[Op]] = {
     "source.sequence": SequenceSourceOp,
     "source.files": FilesSourceOp,
     "source.redis_stream": RedisStreamSourceOp,
+    "source.jdbc": JdbcSourceOp,
+    "source.kafka": KafkaSourceOp,
     "map": MapOp,
     "filter": FilterOp,
     "flat_map": FlatMapOp,
@@ -40,6 +44,8 @@ OP_TYPES: dict[str, type[Op]] = {
     "sink.files": FilesSinkOp,
     "sink.redis_map": RedisMapSinkOp,
     "sink.redis_stream": RedisStreamSinkOp,
+    "sink.jdbc": JdbcSinkOp,
+    "sink.kafka": KafkaSinkOp,
     "python": PythonOp,
 }
 

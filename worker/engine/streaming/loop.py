@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -22,10 +23,9 @@ import structlog
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag.model import ProcessingGuarantee, Routing
-from jetspark.dag.plan import ExecutionPlan
+from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
+from jetspark.dag.plan import ExecutionPlan, planned_spec
 from jetspark.dag.snapshots import state_shape
-from jetspark.dag.validate import ValidatedDag
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
 from jetspark.retry import Retry
@@ -35,7 +35,6 @@ from worker.engine.contract import (
     JobControl,
     JobHandedOver,
     JobOutcome,
-    RunnableJob,
     SnapshotRecord,
     StreamMarks,
     VertexCounts,
@@ -47,6 +46,7 @@ from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.streaming.backups import BackupWatch, fewest
 from worker.engine.streaming.metrics import marks_of
+from worker.engine.streaming.profile import SNAPSHOT_DESCRIPTION, EpochProfile, EpochProfiles
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.sources import OncePlanner
 from worker.engine.streaming.state_store import (
@@ -69,14 +69,13 @@ class _Stream:
     def __init__(
         self,
         spark: SparkSession,
-        job: RunnableJob,
         control: JobControl,
-        dag: ValidatedDag,
         plan: ExecutionPlan,
     ) -> None:
-        self.spark, self.job, self.control = spark, job, control
-        self.dag, self.plan = dag, plan
-        self.config = plan.job_config
+        self.spark, self.control, self.plan = spark, control, plan
+        self.job_id = control.job_id
+        self.vertex_names = frozenset(v.name for v in plan.vertices)
+        self.config = plan.config
         self.settings = StreamSettings()
         guarantee = self.config.processing_guarantee
         self.snapshots = guarantee is not ProcessingGuarantee.none
@@ -92,20 +91,18 @@ class _Stream:
         self.job_redis_cluster = control.redis.cluster
         self.keys = Keys(control.redis.namespace)
         self.client = control.redis.client()
-        self.sources = [n for n in plan.order if not plan.inbound(n)]
+        self.sources = plan.sources
         self.ops = ops_for(plan)
         """The job's ops, kept from epoch to epoch; a source's op gives its planner."""
         self.planners = {
-            s: self.ops[s].planner(control.redis) if s in self.ops else OncePlanner()
+            s: self.ops[s].planner_for(control) if s in self.ops else OncePlanner()
             for s in self.sources
         }
-        self.endless = frozenset(
-            s for s in self.sources if s in self.ops and self.ops[s].endless(dag.params[s])
-        )
+        self.endless = frozenset(s for s in self.sources if plan.vertex(s).endless)
         self.job_t0_ms = _now_ms()
         """See ``EpochScope.job_t0_ms``: the first epoch's, restored with a snapshot."""
-        self.sinks = [n for n in plan.order if dag.kind(n).role == "sink"]
-        self.fingerprint = plan.dag_fingerprint
+        self.sinks = plan.sinks
+        self.fingerprint = plan.fingerprint
         self.counts: dict[str, VertexCounts] = {}
         self.results: dict[str, list[dict[str, Any]]] = {}
         """Records kept in memory when no epoch log commits them (engine-level runs)."""
@@ -114,17 +111,26 @@ class _Stream:
         self.marks = StreamMarks(0, {})
         self.committer = ThreadPoolExecutor(
             1,
-            thread_name_prefix=f"commit-{job.id}",
+            thread_name_prefix=f"commit-{self.job_id}",
             initializer=_inherit_spark_properties(spark),
         )
         """Writes each epoch's snapshot and commits it while the next epoch runs."""
         self.pending: Future[None] | None = None
-        self.backups = BackupWatch(job.id, self.config.backup_count)
+        self.profiles = EpochProfiles(control.timings, spark.sparkContext, control.job_group)
+        """Where each epoch's time goes (``profile``), kept in the job's timings."""
+        self.restarted_at = 0
+        """The epoch this attempt started after (its first ones are profiled in full)."""
+        self.backups = BackupWatch(self.job_id, self.config.backup_count)
         """Whether the snapshots have every backup, from one to the next."""
-        self.durable = Retry(f"stream {job.id}", logger=log, stopping=control.cancelled)
+        self.durable = Retry(f"stream {self.job_id}", logger=log, stopping=control.cancelled)
         """Waits out PostgreSQL or Redis going away under the epoch log and the snapshots."""
         control.counts = lambda: self.counts
         control.marks = lambda: self.marks
+
+    @cached_property
+    def spec(self) -> JobSpec:
+        """The job read back from its plan: what a snapshot's state shape is computed from."""
+        return planned_spec(self.plan)
 
     # --- start ---------------------------------------------------------------------------
 
@@ -140,7 +146,7 @@ class _Stream:
                 raise EngineError(f"no committed snapshot is named {name!r}")
         if restored is None:
             return self.from_the_beginning()
-        log.info("restoring", job=str(self.job.id), snapshot=restored.snapshot_id)
+        log.info("restoring", job=str(self.job_id), snapshot=restored.snapshot_id)
         try:
             self.state = self.restore_state(restored)
         except SnapshotLost as lost:
@@ -151,7 +157,7 @@ class _Stream:
             return self.from_the_beginning()
         self.snapshot_epoch = restored.epoch
         tracker = WatermarkTracker.from_json(restored.offsets.get("watermarks", {}), self.plan)
-        if restored.job_id == self.job.id:  # another job's (initial) snapshot: counts and t0
+        if restored.job_id == self.job_id:  # another job's (initial) snapshot: counts and t0
             saved = restored.offsets.get("counts", {})  # of its own
             self.backups.resume(restored.stats)
             self.counts = {n: VertexCounts(**c) for n, c in saved.items()}
@@ -160,16 +166,16 @@ class _Stream:
 
     def from_the_beginning(self) -> tuple[int, dict[str, Any], WatermarkTracker]:
         now = self.job_t0_ms = _now_ms()
-        offsets = {s: self.planners[s].start(self.dag.params[s], now) for s in self.sources}
+        offsets = {s: self.planners[s].start(self.plan.vertex(s).params, now) for s in self.sources}
         return 0, offsets, WatermarkTracker.for_plan(self.plan)
 
     def replayable(self, lost: SnapshotRecord) -> bool:
         """An exactly-once job of its own snapshot whose sources can start over and whose
         sinks end as one run would leave them: it replays instead of failing."""
-        ends = self.sources + [n for n in self.plan.order if self.dag.kind(n).role == "sink"]
+        ends = self.sources + self.sinks
         return (
             self.exactly_once
-            and lost.job_id == self.job.id
+            and lost.job_id == self.job_id
             and all(n in self.ops and self.ops[n].replayable for n in ends)
         )
 
@@ -185,7 +191,7 @@ class _Stream:
         self.check_intact(record, address)
         state: dict[str, DataFrame] = {}
         for vertex, stats in record.stats.get("vertices", {}).items():
-            if vertex not in self.dag.vertices:
+            if vertex not in self.vertex_names:
                 continue
             frame = read_state(self.spark, vertex, address, stats["schema"])
             # Read now: the snapshot's keys go once the next one commits.
@@ -198,7 +204,7 @@ class _Stream:
         lost = [
             gap
             for vertex, stats in record.stats.get("vertices", {}).items()
-            if vertex in self.dag.vertices and "keys" in stats
+            if vertex in self.vertex_names and "keys" in stats
             if (
                 gap := self.durable(
                     missing_state,
@@ -243,15 +249,18 @@ class _Stream:
 
     def run(self) -> JobOutcome:
         epoch, offsets, tracker = self.start()
+        self.restarted_at = epoch
         next_start = time.monotonic()
         while True:
             if self.control.cancelled.is_set():
-                raise JobCancelled(f"job {self.job.id} was asked to stop")
+                raise JobCancelled(f"job {self.job_id} was asked to stop")
             handover = self.control.handover.is_set()
             if handover and (not self.snapshots or self.snapshot_epoch == epoch):
                 self.await_commit()  # the last snapshot: the next worker starts from it
-                raise JobHandedOver(f"job {self.job.id} handed over after epoch {epoch}")
+                raise JobHandedOver(f"job {self.job_id} handed over after epoch {epoch}")
             epoch += 1
+            profile = EpochProfile(epoch, sampled=self.profiles.sampled(epoch, self.restarted_at))
+            planning = time.monotonic()
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
                 ranges = self.durable(self.control.epochs.planned_ranges, epoch)
@@ -262,13 +271,14 @@ class _Stream:
                 if not handover and self._interrupted(max(0.0, next_start - time.monotonic())):
                     epoch -= 1
                     continue
+                planning = time.monotonic()  # the wait for the epoch's start is no work
                 ranges = self.plan_ranges(offsets)
                 if self.exactly_once and self.control.epochs is not None:
                     self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
             next_start = time.monotonic() + self.interval_ms / 1000
             done_before = self.read_to_end(offsets)
             offsets = {
-                s: self.planners[s].advance(self.dag.params[s], offsets[s], ranges[s])
+                s: self.planners[s].advance(self.plan.vertex(s).params, offsets[s], ranges[s])
                 for s in self.sources
             }
             done_after = self.read_to_end(offsets)
@@ -286,9 +296,11 @@ class _Stream:
                 done_after=done_after,
                 endless=self.endless,
             )
-            execution = Execution(self.spark, self.plan, self.dag, self.control, scope, self.ops)
+            execution = Execution(self.spark, self.plan, self.control, scope, self.ops)
             execution.sink_results = scope.results
             began = time.monotonic()
+            profile.plan_s = began - planning
+            jobs_before = self.profiles.job_ids() if profile.sampled else set()
             try:
                 quiet = not final and all(
                     self.planners[s].is_empty(ranges[s]) for s in self.sources
@@ -296,13 +308,14 @@ class _Stream:
                 if quiet and not self.wakes(scope):
                     self.quiet_epoch(scope)
                 else:
-                    run_vertices(execution, self.job)
-                self.barrier(scope, offsets, execution.counters.counts())
+                    run_vertices(execution)
+                profile.run_s = time.monotonic() - began
+                self.barrier(scope, offsets, execution.counters.counts(), profile, jobs_before)
             finally:
                 execution.release()
             log.debug(
                 "epoch ran",
-                job=str(self.job.id),
+                job=str(self.job_id),
                 epoch=epoch,
                 final=final,
                 seconds=round(time.monotonic() - began, 3),
@@ -319,7 +332,9 @@ class _Stream:
     def read_to_end(self, offsets: dict[str, Any]) -> frozenset[str]:
         """The sources these offsets put at their end."""
         return frozenset(
-            s for s in self.sources if self.planners[s].exhausted(self.dag.params[s], offsets[s])
+            s
+            for s in self.sources
+            if self.planners[s].exhausted(self.plan.vertex(s).params, offsets[s])
         )
 
     def _interrupted(self, wait_s: float) -> bool:
@@ -334,7 +349,7 @@ class _Stream:
         now = _now_ms()
         ranges: dict[str, Any] = {
             s: self.planners[s].plan(
-                self.dag.params[s], offsets[s], now, self.settings.max_items_per_epoch
+                self.plan.vertex(s).params, offsets[s], now, self.settings.max_items_per_epoch
             )
             for s in self.sources
         }
@@ -368,13 +383,18 @@ class _Stream:
                 scope.coalesce(name)
             op = self.ops.get(name)
             if op is not None:
-                op.quiet(scope, name, self.dag.params[name])
+                op.quiet(scope, name, self.plan.vertex(name).params)
             else:
                 scope.watermarks.pass_through(name)
         scope.state_out = dict(self.state)  # no op ran: every state goes on as it was
 
     def barrier(
-        self, scope: EpochScope, offsets: dict[str, Any], counts: dict[str, VertexCounts]
+        self,
+        scope: EpochScope,
+        offsets: dict[str, Any],
+        counts: dict[str, VertexCounts],
+        profile: EpochProfile,
+        jobs_before: set[int],
     ) -> None:
         """End the epoch: carry the state on, then take the snapshot and commit.
 
@@ -389,6 +409,8 @@ class _Stream:
             total = self.counts.setdefault(name, VertexCounts())
             total.items_in += c.items_in
             total.items_out += c.items_out
+        profile.items = sum(counts[s].items_out for s in self.sources if s in counts)
+        cutting = time.monotonic()
         ready = scope.state_ready | {  # a state carried unchanged (a quiet epoch) too
             name for name, frame in scope.state_out.items() if frame is self.state.get(name)
         }
@@ -396,6 +418,9 @@ class _Stream:
             name: frame if name in ready else frame.localCheckpoint(eager=True)
             for name, frame in scope.state_out.items()
         }
+        profile.checkpoint_s = time.monotonic() - cutting
+        if profile.sampled:
+            profile.job_ids = self.profiles.job_ids() - jobs_before
         for name, late in scope.late_items.items():  # counted as the state was computed
             self.late[name] = self.late.get(name, 0) + late.total()
         # The processors have taken in this epoch's watermarks: show them now, as Jet's
@@ -406,9 +431,11 @@ class _Stream:
         snapshot = None
         if self.snapshot_taken(scope):
             snapshot = self.snapshot_offsets(scope, offsets, counted)
+        waiting = time.monotonic()
         self.await_commit()
+        profile.await_commit_s = time.monotonic() - waiting
         self.pending = self.committer.submit(
-            self.durable, self.commit, scope.epoch, scope.results, carried, snapshot, counted
+            self.commit_durably, scope.epoch, scope.results, carried, snapshot, counted, profile
         )
 
     def snapshot_taken(self, scope: EpochScope) -> bool:
@@ -430,6 +457,29 @@ class _Stream:
         if pending is not None:
             pending.result()
 
+    def commit_durably(
+        self,
+        epoch: int,
+        results: dict[str, list[dict[str, Any]]],
+        state: dict[str, DataFrame],
+        snapshot: dict[str, Any] | None,
+        counts: dict[str, VertexCounts],
+        profile: EpochProfile | None = None,
+    ) -> None:
+        """``commit``, outages waited out; a snapshot that fails for good is in the job's
+        snapshot history with its reason."""
+        history = self.control.snapshot_history
+        if snapshot is not None and history is not None:
+            history.snapshot_started(epoch, epoch)
+        try:
+            self.durable(self.commit, epoch, results, state, snapshot, counts, profile)
+        except BaseException as error:
+            if snapshot is not None and history is not None:
+                if self.control.cancelled.is_set() or self.control.handover.is_set():
+                    error = JobCancelled(f"the job was asked to stop: {error}")
+                history.snapshot_ended(epoch, error)
+            raise
+
     def commit(
         self,
         epoch: int,
@@ -437,9 +487,18 @@ class _Stream:
         state: dict[str, DataFrame],
         snapshot: dict[str, Any] | None,
         counts: dict[str, VertexCounts],
+        profile: EpochProfile | None = None,
     ) -> None:
         """On the commit thread: write the snapshot's state, then commit the epoch."""
+        profile = profile if profile is not None else EpochProfile(epoch)
+        writing = time.monotonic()
         record = None if snapshot is None else self.write_snapshot(epoch, state, snapshot)
+        if record is not None:
+            written = record.stats["vertices"].values()
+            profile.snapshot_s = time.monotonic() - writing
+            profile.state_rows = sum(int(v["rows"]) for v in written)
+            profile.state_bytes = sum(int(v["bytes"]) for v in written)
+        committing = time.monotonic()
         epochs = self.control.epochs
         if epochs is None:
             for vertex, items in results.items():
@@ -454,8 +513,10 @@ class _Stream:
                 sinks=self.sinks,
             )
             for old in epochs.commit(commit):
-                if old.job_id == self.job.id:
+                if old.job_id == self.job_id:
                     delete_snapshot(self.client, self.address(old.snapshot_id))
+        profile.commit_s = time.monotonic() - committing
+        self.profiles.record(profile)
         if record is not None:
             self.announce(record)
 
@@ -465,7 +526,7 @@ class _Stream:
         """Where the snapshot taken at this epoch's end resumes from."""
         return {
             "sources": offsets,
-            "source_kinds": {s: self.dag.vertices[s].processor for s in self.sources},
+            "source_kinds": {s: self.plan.vertex(s).processor for s in self.sources},
             "watermarks": scope.watermarks.to_json(),
             "counts": {n: vars(c).copy() for n, c in counts.items()},
             "job_t0_ms": scope.job_t0_ms,
@@ -488,7 +549,7 @@ class _Stream:
             acked.append(written.backups)
             plan = self.plan.vertex(name)
             vertices[name] = {
-                **state_shape(self.dag.spec, name),
+                **state_shape(self.spec, name),
                 "schema": written.schema,
                 "keys": written.keys,
                 "rows": written.rows,
@@ -499,7 +560,7 @@ class _Stream:
                 },
             }
         return SnapshotRecord(
-            job_id=self.job.id,
+            job_id=self.job_id,
             snapshot_id=epoch,
             epoch=epoch,
             name=None,
@@ -516,7 +577,7 @@ class _Stream:
         return StoreAddress(
             self.redis_url,
             self.keys,
-            self.job.id,
+            self.job_id,
             snapshot_id,
             self.plan.partition_count,
             cluster=self.job_redis_cluster,
@@ -528,12 +589,12 @@ class _Stream:
             events.publish(
                 self.client,
                 self.keys,
-                self.job.id,
+                self.job_id,
                 events.EventKind.snapshot,
                 {"snapshot_id": record.snapshot_id, "epoch": record.epoch},
             )
         except redis.RedisError as error:  # reporting never stops a job
-            log.warning("snapshot not announced", job=str(self.job.id), error=str(error))
+            log.warning("snapshot not announced", job=str(self.job_id), error=str(error))
 
 
 def epoch_session(spark: SparkSession) -> SparkSession:
@@ -549,16 +610,9 @@ def epoch_session(spark: SparkSession) -> SparkSession:
     return session
 
 
-def run_stream(
-    spark: SparkSession,
-    job: RunnableJob,
-    control: JobControl,
-    *,
-    dag: ValidatedDag,
-    plan: ExecutionPlan,
-) -> JobOutcome:
-    """Run ``job`` in epochs; returns when every source is exhausted (never, if unbounded)."""
-    stream = _Stream(spark, job, control, dag, plan)
+def run_stream(spark: SparkSession, plan: ExecutionPlan, control: JobControl) -> JobOutcome:
+    """Run the plan in epochs; returns when every source is exhausted (never, if unbounded)."""
+    stream = _Stream(spark, control, plan)
     try:
         return stream.run()
     finally:
@@ -582,6 +636,8 @@ def _inherit_spark_properties(spark: SparkSession) -> Callable[[], None]:
         for key, value in properties.items():
             if value is not None:
                 context.setLocalProperty(key, value)
+        # Its Spark jobs (the state read out for the snapshot) are told from the epoch's.
+        context.setLocalProperty("spark.job.description", SNAPSHOT_DESCRIPTION)
 
     return inherit
 

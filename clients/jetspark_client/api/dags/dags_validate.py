@@ -107,7 +107,9 @@ def sync_detailed(
 ) -> Response[ProblemDetail | ValidationReport]:
     """ Validate Dag
 
-     Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422.
+     Check a job body as ``POST /v1/jobs`` does (``jetspark.jobs.accept``: the same checks
+    in the same order); 200 with the plan, or the same 422 (or 409 for a snapshot it cannot
+    start from).
 
     Args:
         body (JobSpec): The body of ``POST /v1/jobs``.
@@ -140,7 +142,9 @@ def sync(
 ) -> ProblemDetail | ValidationReport | None:
     """ Validate Dag
 
-     Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422.
+     Check a job body as ``POST /v1/jobs`` does (``jetspark.jobs.accept``: the same checks
+    in the same order); 200 with the plan, or the same 422 (or 409 for a snapshot it cannot
+    start from).
 
     Args:
         body (JobSpec): The body of ``POST /v1/jobs``.
@@ -168,7 +172,9 @@ async def asyncio_detailed(
 ) -> Response[ProblemDetail | ValidationReport]:
     """ Validate Dag
 
-     Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422.
+     Check a job body as ``POST /v1/jobs`` does (``jetspark.jobs.accept``: the same checks
+    in the same order); 200 with the plan, or the same 422 (or 409 for a snapshot it cannot
+    start from).
 
     Args:
         body (JobSpec): The body of ``POST /v1/jobs``.
@@ -201,7 +207,9 @@ async def asyncio(
 ) -> ProblemDetail | ValidationReport | None:
     """ Validate Dag
 
-     Validate a job body as ``POST /v1/jobs`` would; 200 with the plan, or the same 422.
+     Check a job body as ``POST /v1/jobs`` does (``jetspark.jobs.accept``: the same checks
+    in the same order); 200 with the plan, or the same 422 (or 409 for a snapshot it cannot
+    start from).
 
     Args:
         body (JobSpec): The body of ``POST /v1/jobs``.

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.problem_detail import ProblemDetail
 from ...models.snapshot_list import SnapshotList
+from ...types import UNSET, Unset
 from typing import cast
 from uuid import UUID
 
@@ -17,17 +18,34 @@ from uuid import UUID
 
 def _get_kwargs(
     job_id: UUID,
+    *,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
 
     
 
-    
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/jobs/{job_id}/snapshots".format(job_id=quote(str(job_id), safe=""),),
+        "params": params,
     }
 
 
@@ -97,14 +115,20 @@ def sync_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
 
 ) -> Response[ProblemDetail | SnapshotList]:
     """ List Snapshots
 
-     The job's latest committed snapshot and every one exported from it, newest first.
+     The job's latest committed snapshot and every one exported from it, newest first
+    (``items``); and its snapshot history, a page of ``limit`` records from ``cursor``
+    (``history``, ``next_cursor``).
 
     Args:
         job_id (UUID):
+        limit (int | Unset):  Default: 100.
+        cursor (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -117,6 +141,8 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+limit=limit,
+cursor=cursor,
 
     )
 
@@ -130,14 +156,20 @@ def sync(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
 
 ) -> ProblemDetail | SnapshotList | None:
     """ List Snapshots
 
-     The job's latest committed snapshot and every one exported from it, newest first.
+     The job's latest committed snapshot and every one exported from it, newest first
+    (``items``); and its snapshot history, a page of ``limit`` records from ``cursor``
+    (``history``, ``next_cursor``).
 
     Args:
         job_id (UUID):
+        limit (int | Unset):  Default: 100.
+        cursor (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -151,6 +183,8 @@ def sync(
     return sync_detailed(
         job_id=job_id,
 client=client,
+limit=limit,
+cursor=cursor,
 
     ).parsed
 
@@ -158,14 +192,20 @@ async def asyncio_detailed(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
 
 ) -> Response[ProblemDetail | SnapshotList]:
     """ List Snapshots
 
-     The job's latest committed snapshot and every one exported from it, newest first.
+     The job's latest committed snapshot and every one exported from it, newest first
+    (``items``); and its snapshot history, a page of ``limit`` records from ``cursor``
+    (``history``, ``next_cursor``).
 
     Args:
         job_id (UUID):
+        limit (int | Unset):  Default: 100.
+        cursor (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -178,6 +218,8 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         job_id=job_id,
+limit=limit,
+cursor=cursor,
 
     )
 
@@ -191,14 +233,20 @@ async def asyncio(
     job_id: UUID,
     *,
     client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
 
 ) -> ProblemDetail | SnapshotList | None:
     """ List Snapshots
 
-     The job's latest committed snapshot and every one exported from it, newest first.
+     The job's latest committed snapshot and every one exported from it, newest first
+    (``items``); and its snapshot history, a page of ``limit`` records from ``cursor``
+    (``history``, ``next_cursor``).
 
     Args:
         job_id (UUID):
+        limit (int | Unset):  Default: 100.
+        cursor (None | str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -212,5 +260,7 @@ async def asyncio(
     return (await asyncio_detailed(
         job_id=job_id,
 client=client,
+limit=limit,
+cursor=cursor,
 
     )).parsed

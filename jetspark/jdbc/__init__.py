@@ -1,0 +1,1 @@
+"""Database tables as sources and sinks: operator-named JDBC connections (``connections``)."""

@@ -1,0 +1,1 @@
+"""Kafka topics as sources and sinks: operator-named clusters (``clusters``)."""

@@ -1,0 +1,185 @@
+"""One accept path: ``POST /v1/jobs``, ``POST /v1/dags:validate`` and the SDK's
+``DAG.validate()`` give the same verdict and the same problems for the same body.
+
+The bodies are the examples, each broken in every way the generator below knows (the ways
+a body used to be accepted and then ignored, or failed late), and a few of their own.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from jetspark.dag.errors import DagValidationError
+from jetspark.sdk import DAG
+from jetspark.webhooks.subscriptions import NotifyRefused
+from tests.api.leftovers import no_leftovers
+
+# The accepted bodies are queued jobs, an endless example stream among them: cancelled when
+# the module ends, so no later test's worker runs them.
+pytestmark = pytest.mark.usefixtures(no_leftovers.__name__)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+Body = dict[str, Any]
+Verdict = tuple[str, list[tuple[str, str]]]
+"""("accepted", []) or (the problem type's slug, [(pointer, message), ...])."""
+
+
+def _example(name: str) -> Body:
+    body: Body = json.loads((EXAMPLES / f"{name}.json").read_text())
+    return body
+
+
+def _vertex(body: Body, processor: str) -> dict[str, Any]:
+    return next(v for v in body["dag"]["vertices"] if v["processor"] == processor)
+
+
+def _set(path: str, value: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        *parents, last = path.split(".")
+        here = body
+        for part in parents:
+            here = here[int(part)] if isinstance(here, list) else here.setdefault(part, {})
+        here[last] = value
+
+    return mutate
+
+
+def _first_edge(**fields: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        body["dag"]["edges"][0].update(fields)
+
+    return mutate
+
+
+def _window(**fields: Any) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        _vertex(body, "window")["params"].update(fields)
+
+    return mutate
+
+
+def _two_problems(body: Body) -> None:
+    _first_edge(routing="unicast", key="x")(body)
+    _set("config.backup_count", 2)(body)
+
+
+MUTATIONS: dict[str, Callable[[Body], None]] = {
+    "as it is": lambda body: None,
+    "unicast edge with a key": _first_edge(routing="unicast", key="x", partitioner="murmur3"),
+    "broadcast edge with a missing python partitioner": _first_edge(
+        routing="broadcast", key=None, partitioner="python:nowhere:nothing"
+    ),
+    "all-to-one edge with a key": _first_edge(routing="all_to_one", key="x"),
+    "at_least_once": _set("config.processing_guarantee", "at_least_once"),
+    "snapshot interval": _set("config.snapshot_interval_ms", 500),
+    "backup count": _set("config.backup_count", 1),
+    "epoch interval": _set("config.epoch_interval_ms", 100),
+    "notify without a webhook secret": _set("config.notify", ["https://example.com/hook"]),
+    "unknown processor": lambda body: body["dag"]["vertices"][0].update(processor="nope"),
+    "NUL in the name": _set("name", "a\x00b"),
+    "two problems at once": lambda body: _two_problems(body),
+}
+
+WINDOW_MUTATIONS: dict[str, Callable[[Body], None]] = {
+    "tumbling without size": _window(type="tumbling", size_ms=None, slide_ms=None, gap_ms=None),
+    "tumbling with a slide": _window(type="tumbling", size_ms=100, slide_ms=50, gap_ms=None),
+    "session with a size": _window(type="session", size_ms=100, slide_ms=None, gap_ms=10),
+    "session without a gap": _window(type="session", size_ms=None, slide_ms=None, gap_ms=None),
+}
+
+
+def _bodies() -> list[Any]:
+    cases: list[Any] = []
+    for path in sorted(EXAMPLES.glob("*.json")):
+        for name, mutate in MUTATIONS.items():
+            body = copy.deepcopy(_example(path.stem))
+            mutate(body)
+            cases.append(pytest.param(body, id=f"{path.stem}: {name}"))
+    for name, mutate in WINDOW_MUTATIONS.items():
+        body = copy.deepcopy(_example("stream-windows"))
+        mutate(body)
+        cases.append(pytest.param(body, id=f"stream-windows: {name}"))
+    return cases
+
+
+def _over_http(http: httpx.Client, path: str, body: Body) -> Verdict:
+    response = http.post(
+        path, content=json.dumps(body), headers={"content-type": "application/json"}
+    )
+    if response.is_success:
+        return "accepted", []
+    problem = response.json()
+    errors = problem.get("errors") or [{"pointer": "", "message": problem["detail"]}]
+    slug = str(problem["type"]).rsplit("/", 1)[-1]
+    return slug, [(e["pointer"], e["message"]) for e in errors]
+
+
+def _offline(body: Body, namespace: str) -> Verdict:
+    try:
+        DAG.from_json(body).validate(namespace=namespace)
+    except NotifyRefused as refused:
+        return "webhook-refused", list(refused.problems)
+    except DagValidationError as refused:
+        slug = "invalid-request" if type(refused).__name__ == "UnstorableText" else "invalid-dag"
+        return slug, [(p.pointer, p.message) for p in refused.problems]
+    except ValidationError:
+        return "invalid-request", []  # not a job body at all: the API's model refuses it too
+    return "accepted", []
+
+
+@pytest.mark.parametrize("body", _bodies())
+def test_the_three_doors_give_one_answer(
+    http: httpx.Client, redis_namespace: str, body: Body
+) -> None:
+    validated = _over_http(http, "/v1/dags:validate", body)
+    submitted = _over_http(http, "/v1/jobs", body)
+    offline = _offline(body, redis_namespace)
+    assert validated == submitted
+    if offline[0] == "invalid-request" and not offline[1]:
+        assert submitted[0] == "invalid-request"
+    else:
+        assert offline == submitted
+
+
+def test_what_was_ignored_or_failed_late_is_refused_naming_it(http: httpx.Client) -> None:
+    """The bodies the issue found accepted: each is a 422 whose problems point at the
+    param that would have been ignored, or failed at run time."""
+    expected = {
+        "unicast edge with a key": "/dag/edges/0/key",
+        "broadcast edge with a missing python partitioner": "/dag/edges/0/partitioner",
+        "all-to-one edge with a key": "/dag/edges/0/key",
+        "at_least_once": "/config/processing_guarantee",
+        "snapshot interval": "/config/snapshot_interval_ms",
+        "backup count": "/config/backup_count",
+        "epoch interval": "/config/epoch_interval_ms",
+        "notify without a webhook secret": "/config/notify",
+    }
+    for name, pointer in expected.items():
+        body = _example("word-count")
+        MUTATIONS[name](body)
+        response = http.post("/v1/jobs", json=body)
+        assert response.status_code == 422, name
+        assert [e["pointer"] for e in response.json()["errors"]] == [pointer], name
+    windows = {
+        "tumbling without size": ["size_ms"],
+        "tumbling with a slide": ["slide_ms"],
+        "session with a size": ["size_ms"],
+        "session without a gap": ["gap_ms"],
+    }
+    for name, fields in windows.items():
+        body = _example("stream-windows")
+        WINDOW_MUTATIONS[name](body)
+        at = next(i for i, v in enumerate(body["dag"]["vertices"]) if v["processor"] == "window")
+        response = http.post("/v1/dags:validate", json=body)
+        assert response.status_code == 422, name
+        pointers = [e["pointer"] for e in response.json()["errors"]]
+        assert pointers == [f"/dag/vertices/{at}/params/{f}" for f in fields], name

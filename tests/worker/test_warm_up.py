@@ -1,0 +1,41 @@
+"""A new worker's warm-up: the engine runs a small windowed stream into every common sink on
+the real SparkSession, then leaves nothing behind (no files, no map, no snapshot)."""
+
+from __future__ import annotations
+
+import glob
+import tempfile
+from pathlib import Path
+
+import pytest
+import redis
+from pyspark.sql import SparkSession
+from structlog.testing import capture_logs
+
+from worker.engine.contract import RedisTarget
+from worker.warm_up import PRINCIPAL, warm_up
+
+
+def test_the_warm_up_runs_every_sink_and_leaves_nothing(
+    spark: SparkSession,
+    redis_client: redis.Redis,
+    redis_url: str,
+    redis_namespace: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The operator's data roots do not hold the warm-up's temporary folder (the tests'
+    # default root, the temporary directory, hid that a real `jetspark up` refused it).
+    monkeypatch.setenv("JETSPARK_DATA_ROOTS", str(tmp_path / "data"))
+    namespace = f"{redis_namespace}-warm-up"
+    before = set(glob.glob(f"{tempfile.gettempdir()}/jetspark-warm-up-*"))
+    with capture_logs() as lines:
+        seconds = warm_up(spark, RedisTarget(redis_url, namespace))
+    assert seconds > 0
+    events = [line["event"] for line in lines]
+    assert "warm-up failed: the first job runs cold" not in events, lines
+    assert "worker warmed up" in events
+    # The stream wrote to its map under the warm-up's own principal, and that map is gone.
+    assert not list(redis_client.scan_iter(f"{namespace}:*")), "the warm-up left keys"
+    assert PRINCIPAL != "legacy"
+    assert set(glob.glob(f"{tempfile.gettempdir()}/jetspark-warm-up-*")) == before
