@@ -42,7 +42,9 @@ class ItemsSource(Params):
     """``timestamp_field``: the items' event time (integer ms); each processor then emits the
     watermark of its items' greatest one, as ``insert_watermarks`` would with no lag."""
 
-    items: list[dict[str, Scalar]]
+    # At least one: the items are the only thing that types the source's columns, so an empty
+    # source would fail only at run time, at the first field a downstream vertex names.
+    items: Annotated[list[dict[str, Scalar]], Field(min_length=1)]
     timestamp_field: Name | None = None
 
     @model_validator(mode="after")

@@ -67,6 +67,13 @@ def _window(**fields: Any) -> Callable[[Body], None]:
     return mutate
 
 
+def _empty_items(body: Body) -> None:
+    for vertex in body["dag"]["vertices"]:
+        if vertex["processor"] == "source.items":
+            vertex["params"]["items"] = []
+            return
+
+
 def _two_problems(body: Body) -> None:
     _first_edge(routing="unicast", key="x")(body)
     _set("config.backup_count", 2)(body)
@@ -84,6 +91,7 @@ MUTATIONS: dict[str, Callable[[Body], None]] = {
     "backup count": _set("config.backup_count", 1),
     "epoch interval": _set("config.epoch_interval_ms", 100),
     "notify without a webhook secret": _set("config.notify", ["https://example.com/hook"]),
+    "an empty source.items": lambda body: _empty_items(body),
     "unknown processor": lambda body: body["dag"]["vertices"][0].update(processor="nope"),
     "NUL in the name": _set("name", "a\x00b"),
     "two problems at once": lambda body: _two_problems(body),
@@ -162,6 +170,7 @@ def test_what_was_ignored_or_failed_late_is_refused_naming_it(http: httpx.Client
         "backup count": "/config/backup_count",
         "epoch interval": "/config/epoch_interval_ms",
         "notify without a webhook secret": "/config/notify",
+        "an empty source.items": "/dag/vertices/0/params/items",
     }
     for name, pointer in expected.items():
         body = _example("word-count")

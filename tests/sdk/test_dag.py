@@ -149,7 +149,7 @@ def test_validate_reports_every_problem_with_its_pointer() -> None:
     ]
     dag.edges[0].priority(-1)
     dag.get_vertex("orphan").spec = dag.get_vertex("orphan").spec.model_copy(
-        update={"processor": "source.items", "params": {"items": []}}
+        update={"processor": "source.items", "params": {"items": [{"a": 1}]}}
     )
     dag.validate()
 

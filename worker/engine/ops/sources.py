@@ -64,8 +64,6 @@ class ItemsSourceOp(SourceOp):
     def items(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.ItemsSource)
         n = ctx.vertex.parallelism
-        if not params.items:
-            return ctx.spark.range(0, numPartitions=n).select()
         ordered = [c for c in dict.fromkeys(k for item in params.items for k in item)]
         local = local_items(ctx.spark, params.items, n, ordered)
         if local is not None:
