@@ -9,7 +9,7 @@ started by name depends on that program as much as an import does.
 
 - no import cycles between the modules of ``jetspark``, ``api``, ``worker`` and ``launcher``;
 - the core package ``jetspark`` never imports ``api``, ``worker`` or ``launcher``; ``api`` and
-  ``worker`` never import ``launcher`` (the outer package composing them into servers);
+  ``worker`` never import each other or ``launcher`` (the outer package composing them);
 - the engine (``worker.engine``) never imports the outer worker (``worker`` outside it);
 - the ops (``worker.engine.ops``) never import the walkers that call them;
 - ``worker.engine.streaming`` never imports the ops: the ops may use what streaming offers

@@ -143,7 +143,7 @@ def test_up_runs_a_job_stops_cleanly_and_keeps_it(jetspark_home: Path) -> None:
         )
         names = command_lines(stack.tree())
         assert any("launcher api" in name for name in names), names
-        # ``jetspark worker`` execs the worker program (the core never imports ``worker``)
+        # ``jetspark worker`` execs the worker program (named by ``launcher`` alone)
         assert any("-m worker.main" in name for name in names), names
         assert any("java" in name for name in names), names  # the worker's Spark JVM
         # a worker runs hostile DAGs: it never gets the API's tokens (issue 11)
