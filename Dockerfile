@@ -29,6 +29,7 @@ COPY pyproject.toml README.md ./
 COPY jetspark ./jetspark
 COPY api ./api
 COPY worker ./worker
+COPY launcher ./launcher
 COPY migrations ./migrations
 COPY clients ./clients
 RUN pip install --no-deps . && rm -rf /src

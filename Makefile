@@ -44,7 +44,7 @@ lint: install
 	$(BIN)/ruff format --check .
 
 typecheck: install
-	$(BIN)/mypy jetspark api worker migrations bench tests
+	$(BIN)/mypy jetspark api worker launcher migrations bench tests
 
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:

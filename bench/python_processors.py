@@ -4,9 +4,10 @@ Run: ``.venv/bin/python -m bench.python_processors [--words 10000000]``. One Spa
 (local[2]), one parquet file of lines (10 words each, 100k distinct words), read the same way
 by every contestant, in ``--repeats`` rounds (each contestant once per round), best of them:
 
-- ``processor``: the ``python`` op (``PythonOp``) running ``jetspark.processors.words:Tokenizer``
-  (Jet item semantics: per-line ``try_process0``, outbox bucket of 2048, inbox batches of
-  1024) on the lines → ``groupBy(word).count()``;
+- ``processor``: the ``python`` op (``PythonOp``) running
+  ``jetspark.example_processors.words:Tokenizer`` (Jet item semantics: per-line
+  ``try_process0``, outbox bucket of 2048, inbox batches of 1024)
+  on the lines → ``groupBy(word).count()``;
 - ``hand-written``: ``mapInArrow`` with a plain Python loop doing the same split → groupBy;
 - ``hand-written (pyarrow.compute)``: the same with Arrow kernels, no Python per row;
 - ``full job``: for information, the whole DAG through ``worker.engine.run_job`` (source.files
@@ -62,7 +63,7 @@ def word_count_spec(path: Path) -> JobSpec:
                     {"name": "lines", "processor": "source.files",
                      "params": {"path": str(path), "format": "text"}},
                     {"name": "tokenize", "processor": "python",
-                     "params": {"class": "jetspark.processors.words:Tokenizer"}},
+                     "params": {"class": "jetspark.example_processors.words:Tokenizer"}},
                     {"name": "count", "processor": "aggregate",
                      "params": {"key": "word", "aggregations": {"n": "count(*)"}}},
                     {"name": "sink", "processor": "sink.logger"},
@@ -99,7 +100,7 @@ def processor_op(spark: SparkSession, path: Path) -> int:
         senders=[plan.vertex(e.source) for e in plan.inbound("tokenize")],
         partition_count=plan.partition_count,
         outbound=plan.outbound("tokenize"),
-        allowed_modules=("jetspark.processors",),
+        allowed_modules=("jetspark.example_processors",),
     )
     words = PythonOp().apply(context)
     return words.groupBy("word").count().count()

@@ -99,7 +99,7 @@ class RunningStack:
 def _part(proc: psutil.Process) -> str:
     command = " ".join(proc.cmdline()) or proc.name()
     for marker, name in (
-        ("jetspark.cli api", "api"),
+        ("launcher api", "api"),
         ("-m worker.main", "worker (python)"),  # what `jetspark worker` execs
         ("java", "worker (spark jvm)"),
         ("pyspark", "worker (spark python)"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 PRODUCTS: list[dict[str, Any]] = [
     {"sku": "A1", "title": "kettle", "price": 30},

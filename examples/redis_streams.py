@@ -10,7 +10,7 @@ them under ``<namespace>:user:<principal>:stream:``. The source never ends: stop
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 
 def build() -> DAG:

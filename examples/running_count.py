@@ -1,6 +1,6 @@
 """A custom Python processor with state kept in snapshots: a running count per key.
 
-``RunningCount`` (``jetspark/processors/streaming.py``, on the workers' path and allowed by
+``RunningCount`` (``jetspark/example_processors/streaming.py``, on the workers' path and allowed by
 ``JETSPARK_DAG_ALLOWED_PYTHON_MODULES``) emits ``{key, count}`` per item: how many items of
 that key it has seen so far. A stream runs fresh processor instances every epoch, so the
 counts live in its snapshot: ``save_to_snapshot`` offers ``(key, count)`` entries and
@@ -11,7 +11,7 @@ snapshot entries, to one processor. Exactly-once: every count 1..n appears once 
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 EVENTS = 300
 KEYS = 3
@@ -26,7 +26,7 @@ def build() -> DAG:
     events = dag.new_vertex("events", "source.sequence", count=EVENTS, rate_per_s=300)
     keyed = dag.new_vertex("keyed", "map", select={"key": f"concat('k', string(seq % {KEYS}))"})
     counts = dag.new_vertex(
-        "counts", "python", **{"class": "jetspark.processors.streaming:RunningCount"},
+        "counts", "python", **{"class": "jetspark.example_processors.streaming:RunningCount"},
         args={"key": "key"},
     )  # fmt: skip
     dag.edge(Edge.between(events, keyed))

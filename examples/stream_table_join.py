@@ -2,7 +2,7 @@
 
 The built-in ``hash_join`` joins what arrives in one epoch, so in a stream a table read in
 the first epoch would not meet the readings of later ones. ``LookupEnricher``
-(``jetspark/processors/enrich.py``) keeps the table as state instead: ordinal 0 (priority
+(``jetspark/example_processors/enrich.py``) keeps the table as state instead: ordinal 0 (priority
 -1) brings the table ``{key, value}``, ordinal 1 the stream ``{key}``; the table is saved in
 every snapshot and restored in each epoch's fresh processors. Both edges are partitioned on
 the key, so a sensor's readings meet its table row on one processor.
@@ -11,7 +11,7 @@ the key, so a sensor's readings meet its table row on one processor.
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 ROOMS = {"s0": "kitchen", "s1": "hall", "s2": "attic"}
 READINGS = 90
@@ -31,7 +31,7 @@ def build() -> DAG:
         "readings", "map", select={"key": f"concat('s', string(seq % {len(ROOMS)}))"}
     )
     enrich = dag.new_vertex(
-        "enrich", "python", **{"class": "jetspark.processors.enrich:LookupEnricher"}
+        "enrich", "python", **{"class": "jetspark.example_processors.enrich:LookupEnricher"}
     )
     dag.edge(Edge.between(ticks, readings))
     dag.edge(Edge.from_(rooms).to(enrich, 0).partitioned("key").priority(-1))

@@ -11,7 +11,7 @@ session after 1 s without a click. Both keep their open windows in snapshots, ta
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 CLICKS = 600
 USERS = 4

@@ -15,7 +15,7 @@ leaves the table as it was.
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 ROWS = 10_000
 """The ids ``sales`` is split on run from 1 to ROWS (rows past the bounds are read too)."""

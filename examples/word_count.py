@@ -12,7 +12,7 @@ members (a distributed partitioned edge on the word). A batch job: it ends when 
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 LINES = ["to be or not to be", "that is the question"]
 

@@ -80,7 +80,7 @@ class SparkSettings(BaseSettings):
     JSON object wins on a key both name."""
     ship_code: bool | None = None
     """``JETSPARK_SPARK_SHIP_CODE``: send the engine, the allowed processor modules and their
-    libraries to the executors at start (``jetspark.executor_code``); unset, only when the
+    libraries to the executors at start (``worker.executor_code``); unset, only when the
     master is not local (a local master's tasks run this installation)."""
     ui_port: int | None = Field(default=None, ge=1, le=65535)
     """``JETSPARK_SPARK_UI_PORT``: run Spark's own UI on this port of each worker (off when
@@ -100,7 +100,7 @@ class DagLimits(BaseSettings):
     """Edges one DAG may have."""
     max_parallelism: int = 256
     """Largest ``members`` and ``local_parallelism`` a job or vertex may ask for."""
-    allowed_python_modules: CsvList = Field(default_factory=lambda: ["jetspark.processors"])
+    allowed_python_modules: CsvList = Field(default_factory=lambda: ["jetspark.example_processors"])
     """Modules ``python`` processors may come from (comma-separated; a module's submodules
     too)."""
 

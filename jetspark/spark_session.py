@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,7 +59,8 @@ def executor_count(spark: SparkSession) -> int:
 
 
 def start_spark(settings: SparkSettings) -> SparkSession:
-    """A worker's session from its settings; a setting Spark refuses is a ``SparkConfError``."""
+    """A worker's session from its settings; a setting Spark refuses is a ``SparkConfError``.
+    (The worker then ships its code to a cluster's executors: ``worker.executor_code``.)"""
     conf = user_conf(settings)
     try:
         session = build_spark_session(
@@ -78,35 +78,7 @@ def start_spark(settings: SparkSettings) -> SparkSession:
         ) from None
     if settings.ui_port is not None:  # an operator's tool: said where it is, once
         log.info("Spark UI on", url=session.sparkContext.uiWebUrl, port=settings.ui_port)
-    ship = settings.ship_code if settings.ship_code is not None else not is_local(settings.master)
-    if ship:
-        _ship_code(session)
     return session
-
-
-def _ship_code(session: SparkSession) -> None:
-    """The executors get the engine and the allowed processor modules from this worker."""
-    import atexit
-    import shutil
-    import tempfile
-
-    from jetspark.executor_code import ShippingError, ship_executor_code
-    from jetspark.settings import DagLimits
-
-    into = Path(tempfile.mkdtemp(prefix="jetspark-executor-code-"))
-    # Spark serves the files from here for the session's life: removed at exit.
-    atexit.register(shutil.rmtree, into, ignore_errors=True)
-    started = time.monotonic()
-    try:
-        size = ship_executor_code(session, DagLimits().allowed_python_modules, into)
-    except (ShippingError, OSError) as error:
-        session.stop()
-        raise SparkConfError(f"the executors' code could not be shipped: {error}") from None
-    log.info(
-        "executor code shipped",
-        megabytes=round(size / 1e6, 1),
-        seconds=round(time.monotonic() - started, 2),
-    )
 
 
 def _cause(error: BaseException) -> str:

@@ -28,7 +28,7 @@ import importlib.util, json
 from importlib.resources import files
 
 from jetspark.sdk import Client
-from jetspark.cli.main import app
+from launcher.main import app
 from api.app import create_app
 
 api = create_app(

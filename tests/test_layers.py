@@ -3,27 +3,41 @@
 Every ``import`` counts, inside functions and under ``TYPE_CHECKING`` too: a lazy or
 type-only import hides a circle from Python, not from the reader. Rules:
 
-- no import cycles between the modules of ``jetspark``, ``api`` and ``worker``;
-- the core package ``jetspark`` never imports ``api`` or ``worker`` (one exception:
-  ``jetspark.sdk`` may run a job locally through ``worker.engine``);
-- the ops (``worker.engine.ops``) never import the walkers that call them.
+A string constant that names a project module counts as an import of it too (``"worker.main"``
+for ``python -m worker.main``, ``"api.app:create_app"`` for uvicorn's factory): a program
+started by name depends on that program as much as an import does.
+
+- no import cycles between the modules of ``jetspark``, ``api``, ``worker`` and ``launcher``;
+- the core package ``jetspark`` never imports ``api``, ``worker`` or ``launcher``; ``api`` and
+  ``worker`` never import each other or ``launcher`` (the outer package composing them);
+- the engine (``worker.engine``) never imports the outer worker (``worker`` outside it);
+- the ops (``worker.engine.ops``) never import the walkers that call them;
+- ``worker.engine.streaming`` never imports the ops: the ops may use what streaming offers
+  (epoch scope, state store, watermarks), never the other way round.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("jetspark", "api", "worker")
+PACKAGES = ("jetspark", "api", "worker", "launcher")
 
-CORE_MAY_IMPORT = {"jetspark.sdk": ("worker.engine",)}
-"""The documented exceptions to "the core never imports ``api``/``worker``": importer prefix
--> imported prefixes."""
+OUTER = {
+    "jetspark": ("api", "worker", "launcher"),
+    "api": ("worker", "launcher"),
+    "worker": ("api", "launcher"),
+    "worker.engine": ("worker",),
+}
+"""Who never imports whom: importer prefix -> prefixes it must not import (the importer's own
+package excepted: ``worker.engine`` imports itself, never the rest of ``worker``)."""
 
-WALKERS = ("worker.engine.runner", "worker.engine.execution", "worker.engine.streaming.loop")
+WALKERS = ("worker.engine.runner", "worker.engine.execution", "worker.engine.epoch_loop")
 OPS = "worker.engine.ops"
+STREAMING = "worker.engine.streaming"
 
 KNOWN_CYCLES: list[frozenset[str]] = []
 """Cycles still to break (issue 13); the list only shrinks."""
@@ -45,10 +59,12 @@ MODULES = _modules()
 
 def _imported(module: str, path: Path) -> Iterator[str]:
     """The project modules ``module`` imports (``from a import b`` names ``a.b`` when it is a
-    module, else ``a``)."""
+    module, else ``a``) or names in a string."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield from _named(node.value)
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 yield from _known(alias.name)
         elif isinstance(node, ast.ImportFrom):
@@ -59,6 +75,14 @@ def _imported(module: str, path: Path) -> Iterator[str]:
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 yield from _known(full if full in MODULES else base)
+
+
+def _named(text: str) -> Iterator[str]:
+    """The project module a string names: a dotted module (``"worker.main"``), maybe with an
+    attribute (``"api.app:create_app"``), or a package with one (``"launcher:app"``)."""
+    name, colon, attribute = text.partition(":")
+    if name in MODULES and ("." in name or (colon and attribute.isidentifier())):
+        yield name
 
 
 def _known(name: str) -> Iterator[str]:
@@ -125,16 +149,15 @@ def test_no_import_cycles() -> None:
     assert not fixed, f"no longer cycles, drop them from KNOWN_CYCLES: {fixed}"
 
 
-def test_core_never_imports_api_or_worker() -> None:
+def test_inner_packages_never_import_outer_ones() -> None:
     wrong = []
     for module, imports in GRAPH.items():
-        if not _under(module, "jetspark"):
-            continue
-        allowed = next((v for k, v in CORE_MAY_IMPORT.items() if _under(module, k)), ())
-        for name in imports:
-            outside = _under(name, "api") or _under(name, "worker")
-            if outside and not any(_under(name, a) for a in allowed):
-                wrong.append(f"{module} -> {name}")
+        for inner, outer in OUTER.items():
+            if not _under(module, inner):
+                continue
+            for name in imports:
+                if any(_under(name, o) for o in outer) and not _under(name, inner):
+                    wrong.append(f"{module} -> {name}")
     assert not wrong, wrong
 
 
@@ -149,7 +172,45 @@ def test_ops_never_import_the_walkers() -> None:
     assert not wrong, wrong
 
 
+def test_streaming_never_imports_the_ops() -> None:
+    """``streaming`` sits under ``ops`` only: its epoch loop, which runs the ops, is a walker
+    (``worker.engine.epoch_loop``) beside the batch runner."""
+    wrong = [
+        f"{module} -> {name}"
+        for module, imports in GRAPH.items()
+        if _under(module, STREAMING)
+        for name in imports
+        if _under(name, OPS) or any(_under(name, w) for w in WALKERS)
+    ]
+    assert not wrong, wrong
+
+
 def test_the_check_sees_imports() -> None:
-    """The graph is not empty by accident: the runner's imports are found."""
+    """The graph is not empty by accident: the runner's imports are found, and so are
+    modules named in strings."""
     assert "worker.engine.contract" in GRAPH["worker.engine.runner"]
     assert "jetspark.dag.model" in GRAPH["jetspark.dag.plan"]
+    assert "worker.main" in GRAPH["launcher.servers"]
+    assert "api.app" in GRAPH["launcher.servers"]
+    assert sorted(_named("worker.main")) == ["worker.main"]
+    assert sorted(_named("api.app:create_app")) == ["api.app"]
+    assert not list(_named("api")), "a bare word is not a module's name"
+    assert not list(_named("api.log")), "nor a file's"
+
+
+def test_the_architecture_lists_every_package_and_nothing_else() -> None:
+    """docs/ARCHITECTURE.md's package table names every package checked here and each of its
+    subpackages, and every path it names exists."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    table = text.split("## Packages and who owns what", 1)[1].split("\n\n## ", 1)[0]
+    packages = sorted(
+        path.parent.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("__init__.py")
+    )
+    missing = [p for p in packages if f"| `{p}/` |" not in table]
+    assert not missing, f"not in docs/ARCHITECTURE.md's package table: {missing}"
+    rows = re.findall(r"^\| `([^`]+)` \|", table, re.MULTILINE)
+    named = [row.removesuffix(" (rest)") for row in rows]
+    gone = [row for row in named if "*" not in row and not (ROOT / row).exists()]
+    assert not gone, f"docs/ARCHITECTURE.md names paths that do not exist: {gone}"

@@ -31,10 +31,10 @@ from jetspark.settings import RetentionSettings, StreamSettings, TenantSettings,
 from jetspark.spark_session import executor_count
 from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, RunnableJob
 from worker.epoch_log import PgEpochLog
+from worker.job_attempt import EngineRun, HeldJob, perform, timeout_of
 from worker.live_metrics import MetricsReporting
 from worker.liveness import Liveness
 from worker.reconciler import reconcile
-from worker.runner import EngineRun, HeldJob, perform, timeout_of
 from worker.warm_up import keep_python_workers
 
 if TYPE_CHECKING:

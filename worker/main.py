@@ -22,6 +22,7 @@ from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
 from jetspark.spark_session import start_spark
 from worker.engine import run_job
 from worker.engine.contract import RedisTarget
+from worker.executor_code import ship_if_needed
 from worker.liveness import Liveness, yield_to_takeovers
 from worker.loop import Worker, new_worker_id
 from worker.warm_up import warm_up
@@ -51,7 +52,9 @@ def run_worker() -> None:
     liveness.start()
     yield_to_takeovers(sessions, worker_id, deadline_s=settings.yield_to_takeovers_s)
     try:
-        spark = start_spark(SparkSettings())
+        spark_settings = SparkSettings()
+        spark = start_spark(spark_settings)
+        ship_if_needed(spark, spark_settings)
     except SparkConfError as error:
         # One line and a code `jetspark up` does not restart on: a bad setting stays bad.
         print(f"error: {error}", file=sys.stderr)

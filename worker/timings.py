@@ -21,15 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from worker.engine.contract import stamp as stamp
+
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
 log = structlog.get_logger("jetspark.worker")
-
-
-def stamp() -> str:
-    """Now, as the ISO 8601 UTC time the timings store."""
-    return datetime.now(UTC).isoformat()
 
 
 _STAMPS = (

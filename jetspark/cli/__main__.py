@@ -1,4 +1,4 @@
-"""``python -m jetspark.cli``: how ``jetspark up`` starts its children with this interpreter."""
+"""``python -m jetspark.cli``: the client commands (the servers' are ``python -m launcher``)."""
 
 from jetspark.cli.main import app
 

@@ -1,25 +1,20 @@
-"""The ``jetspark`` console script: one typer app, one error policy for every command."""
+"""The ``jetspark`` CLI's client commands: one typer app, one error policy for every command.
+
+The console script is ``launcher.main:app``: the same app built with the server commands
+(``up``, ``api``, ``worker``, ``migrate``) first, which name the API's and the worker's
+programs and so live in the outer package ``launcher`` (the core never names them).
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
 
-from jetspark.cli import jobs, outputs, servers, snapshots, up
+from jetspark.cli import jobs, outputs, snapshots
 from jetspark.cli.errors import EXIT_ERROR, CliError, first_line
-
-app = typer.Typer(
-    name="jetspark",
-    help="Run Hazelcast Jet-style dataflow DAGs on Apache Spark behind a REST API.",
-    no_args_is_help=True,
-    add_completion=False,
-    # Expected failures are CliErrors (one line); an unexpected one is one line too, not a
-    # screenful of locals.
-    pretty_exceptions_enable=False,
-)
 
 
 def one_line_errors(command: Callable[..., None]) -> Callable[..., None]:
@@ -44,11 +39,9 @@ def one_line_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
-    ("up", up.up),
-    ("api", servers.api),
-    ("worker", servers.worker),
-    ("migrate", servers.migrate),
+Command = tuple[str, Callable[..., None]]
+
+COMMANDS: tuple[Command, ...] = (
     ("submit", jobs.submit),
     ("jobs", jobs.jobs),
     ("status", jobs.status),
@@ -69,7 +62,24 @@ JET_NAMES: dict[str, Callable[..., None]] = {
 }
 """Jet's CLI spells these two so; they work here too, unlisted."""
 
-for name, function in COMMANDS:
-    app.command(name)(one_line_errors(function))
-for alias, same in JET_NAMES.items():
-    app.command(alias, hidden=True)(one_line_errors(same))
+
+def build_app(servers: Sequence[Command] = ()) -> typer.Typer:
+    """The ``jetspark`` app: ``servers`` (listed first), then the client commands."""
+    app = typer.Typer(
+        name="jetspark",
+        help="Run Hazelcast Jet-style dataflow DAGs on Apache Spark behind a REST API.",
+        no_args_is_help=True,
+        add_completion=False,
+        # Expected failures are CliErrors (one line); an unexpected one is one line too, not
+        # a screenful of locals.
+        pretty_exceptions_enable=False,
+    )
+    for name, function in (*servers, *COMMANDS):
+        app.command(name)(one_line_errors(function))
+    for alias, same in JET_NAMES.items():
+        app.command(alias, hidden=True)(one_line_errors(same))
+    return app
+
+
+app = build_app()
+"""The client commands alone (``python -m jetspark.cli``)."""

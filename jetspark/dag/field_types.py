@@ -24,7 +24,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.model import EdgeSpec, JobSpec
 
 Fields = dict[str, str | None] | None

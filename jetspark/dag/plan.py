@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_serializer, model_validator
 
+from jetspark.dag.kinds import PROCESSORS, AggregateParams, Params, Resources, Role
 from jetspark.dag.model import (
     DagSpec,
     EdgeConfig,
@@ -33,7 +34,6 @@ from jetspark.dag.model import (
     Routing,
     VertexSpec,
 )
-from jetspark.dag.processors import PROCESSORS, AggregateParams, Params, Resources, Role
 from jetspark.dag.snapshots import dag_fingerprint
 from jetspark.dag.validate import ValidatedDag
 

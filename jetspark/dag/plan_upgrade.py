@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, touches
-from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.snapshots import dag_fingerprint
 
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from jetspark.dag.field_types import DagFields, kind, spark_kind
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec, Routing
-from jetspark.dag.processors import PROCESSORS
 
 KEYED = (Routing.partitioned, Routing.all_to_one)
 """Routings whose receiver keeps state per key partition (all-to-one: one drawn partition)."""

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ValidationError
 from jetspark.dag.data_paths import PathRefused, check_path
 from jetspark.dag.errors import DagProblem, DagValidationError
 from jetspark.dag.expressions import ExpressionError, check_expression
+from jetspark.dag.kinds import PROCESSORS, CheckContext, ProcessorKind, module_allowed
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, Routing, VertexSpec
-from jetspark.dag.processors import PROCESSORS, CheckContext, ProcessorKind, module_allowed
 from jetspark.json_depth import value_depth
 from jetspark.settings import DagLimits, DataSettings, EngineBounds, ExpressionLimits
 

@@ -195,7 +195,7 @@ def _connection(name: str, entry: Any, source: str) -> Connection:
 def named_connections(spec: JobSpec) -> Iterable[tuple[str, object]]:
     """(JSON pointer, value) of every param naming a connection: the registry's
     ``Resources.connections`` of each vertex's kind."""
-    from jetspark.dag.processors import get_processor
+    from jetspark.dag.kinds import get_processor
 
     for i, vertex in enumerate(spec.dag.vertices):
         kind = get_processor(vertex.processor)

@@ -362,6 +362,7 @@ def _take(
         session,
         job,
         S.STARTING,
+        rule="claim",
         cause=f"claimed by worker {worker}",
         worker=worker,
         stamp=stamp,

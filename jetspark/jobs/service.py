@@ -288,12 +288,18 @@ def act(
         session,
         job_id,
         target,
+        rule=action,  # each user action is the rule of its name
         cause=f"{action} requested",
         announced_at=stamp if target is JobStatus.QUEUED else None,
     )
     if target is JobStatus.RESTARTING:
         job = orchestration.transition(
-            session, job_id, JobStatus.QUEUED, cause="restarting", announced_at=stamp
+            session,
+            job_id,
+            JobStatus.QUEUED,
+            rule="requeue",
+            cause="restarting",
+            announced_at=stamp,
         )
     if idempotency_key is not None:
         session.add(

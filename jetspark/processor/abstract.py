@@ -29,16 +29,7 @@ class AbstractProcessor(Processor):
             def handle(item: Any) -> bool:
                 return self.try_process_item(ordinal, item)
 
-        # Straight on the inbox's storage: this loop runs once per input item.
-        items, position = inbox._items, inbox._position
-        end = len(items)
-        try:
-            while position < end:
-                if not handle(items[position]):
-                    return
-                position += 1
-        finally:
-            inbox._position = position
+        inbox.drain_while(handle)
 
     def try_process0(self, item: Any) -> bool:
         return self.try_process_item(0, item)
@@ -134,7 +125,7 @@ class FlatMapper:
                 self._index = self._removed = 0
             self._index = outbox.offer_batch(ordinal, outputs, self._index)
             done = bisect_right(self._ends, self._index)
-            inbox._position += done - self._removed  # these items are fully emitted
+            inbox.remove(done - self._removed)  # these items are fully emitted
             self._removed = done
             if self._index < len(outputs):
                 return

@@ -43,11 +43,29 @@ class Inbox:
         self._position += 1
         return item
 
-    def remove(self) -> None:
-        """Remove the head item; raises ``IndexError`` when empty."""
-        if self._position >= len(self._items):
-            raise IndexError("remove() on an empty inbox")
-        self._position += 1
+    def remove(self, count: int = 1) -> None:
+        """Remove the head item (the ``count`` first items); raises ``IndexError``, removing
+        nothing, when there are fewer."""
+        if count < 0 or self._position + count > len(self._items):
+            raise IndexError(f"remove({count}) on an inbox of {len(self)}")
+        self._position += count
+
+    def drain_while(self, handle: Callable[[Item], bool]) -> bool:
+        """Pass the items to ``handle`` in order, removing each it returns True for, until it
+        returns False (that item stays at the head); True when the inbox was emptied.
+
+        ``AbstractProcessor``'s loop: one call per item, no per-item method call on the inbox.
+        """
+        items, position = self._items, self._position
+        end = len(items)
+        try:
+            while position < end:
+                if not handle(items[position]):
+                    return False
+                position += 1
+        finally:
+            self._position = position
+        return True
 
     def drain(self, consumer: Callable[[Item], object]) -> int:
         """Pass every item to ``consumer`` and remove it; returns how many were drained."""

@@ -23,8 +23,8 @@ from typing import Any
 
 from jetspark.processor.context import Context
 from jetspark.processor.inbox import Inbox
-from jetspark.processor.outbox import Outbox
 from jetspark.processor.processor import Processor
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from jetspark.processor.runtime.tasklet import (
     Event,
     Exhausted,
@@ -107,7 +107,7 @@ def _run_once(
     most: int,
     setup: str,
 ) -> dict[int, list[Any]]:
-    outbox = Outbox([capacity] * outbound_ordinals, snapshot_capacity=capacity, strict=True)
+    outbox = RuntimeOutbox([capacity] * outbound_ordinals, snapshot_capacity=capacity, strict=True)
     context = Context(
         vertex_name="verified",
         global_index=0,

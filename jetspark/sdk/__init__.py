@@ -1,7 +1,8 @@
 """The Python SDK: build a DAG in the shape of Jet's Core API, check it with the server's own
-rules, submit and follow it (``Client``), or run it here (``run_local``).
+rules, submit and follow it (``Client``).
 
-Imports without pyspark; ``run_local`` loads the engine when it runs a DAG.
+Imports without pyspark. To run a DAG here, on a local SparkSession, with the workers' engine:
+``worker.local_run.run_local`` (the core package never imports the worker).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from jetspark.sdk.dag import DAG, Edge, Vertex
 
 if TYPE_CHECKING:
     from jetspark.sdk.client import ApiError, Client, JobNotCompleted, Results
-    from jetspark.sdk.local import LocalRun, run_local
 
 __all__ = [
     "DAG",
@@ -26,10 +26,8 @@ __all__ = [
     "EdgeConfig",
     "JobConfig",
     "JobNotCompleted",
-    "LocalRun",
     "Results",
     "Vertex",
-    "run_local",
 ]
 
 _LAZY = {
@@ -37,13 +35,11 @@ _LAZY = {
     "Client": "jetspark.sdk.client",
     "JobNotCompleted": "jetspark.sdk.client",
     "Results": "jetspark.sdk.client",
-    "LocalRun": "jetspark.sdk.local",
-    "run_local": "jetspark.sdk.local",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The client (httpx, the generated client) and the local runner load on first use."""
+    """The client (httpx, the generated client) loads on first use."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

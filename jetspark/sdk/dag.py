@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from jetspark.dag.errors import DagProblem, DagValidationError
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobConfig, JobSpec, Routing, VertexSpec
-from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import ValidatedDag
 from jetspark.settings import DagLimits, RedisSettings
 
@@ -60,7 +60,7 @@ class Vertex:
 
 
 def _params_json(processor: str, params: Mapping[str, Any] | BaseModel | None) -> dict[str, Any]:
-    """Params as the request carries them. A params model (``jetspark.dag.processors``) must
+    """Params as the request carries them. A params model (``jetspark.dag.kinds``) must
     be the one of ``processor``: the typed way to write a vertex."""
     if params is None:
         return {}
@@ -173,7 +173,7 @@ class DAG:
         **kw_params: Any,
     ) -> Vertex:
         """Add a vertex (Jet's ``dag.newVertex``): params as keywords (``**{"as": "word"}``
-        for Python keywords), or one params model of ``jetspark.dag.processors`` (typed).
+        for Python keywords), or one params model of ``jetspark.dag.kinds`` (typed).
         ``.local_parallelism(n)`` on the vertex sets its processors per member."""
         if params is not None and kw_params:
             raise TypeError("give params either as a model or as keywords, not both")

@@ -39,7 +39,7 @@ def python_source(dag: DAG) -> str:
 _MAIN = [
     "",
     'if __name__ == "__main__":',
-    "    from jetspark.sdk.script import main",
+    "    from launcher.script import main",
     "",
     "    main(dag)  # prints the body; --local runs it here, --submit sends it to JETSPARK_URL",
     "",

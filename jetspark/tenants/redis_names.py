@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from jetspark.dag.errors import DagProblem, DagValidationError
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
-from jetspark.dag.processors import PROCESSORS
 from jetspark.queue.keys import Keys
 
 

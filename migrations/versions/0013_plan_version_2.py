@@ -8,7 +8,7 @@ The engine reads one shape of plan (``jetspark.dag.plan.PLAN_VERSION``), with no
 plans stored by earlier versions: each such plan is upgraded here, once
 (``jetspark.dag.plan_upgrade``), taking what it lacks from the job's definition and the
 registry of kinds. A plan this version cannot read (a definition under rules since retired)
-is set to NULL: such a job, if it is still to run, fails naming why (``worker.runner``).
+is set to NULL: such a job, if it is still to run, fails naming why (``worker.job_attempt``).
 Downgrading keeps the plans: the earlier code ignores the fields it does not know.
 """
 

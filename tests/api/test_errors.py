@@ -101,7 +101,7 @@ def test_malformed_json_and_extra_fields_are_422_with_pointers(
         ),
         (
             lambda b: b["dag"]["vertices"][1].update(
-                processor="python", params={"class": "jetspark.processors.words:Nope"}
+                processor="python", params={"class": "jetspark.example_processors.words:Nope"}
             ),
             "/dag/vertices/1/params/class",
             "not a jetspark.processor.Processor subclass",

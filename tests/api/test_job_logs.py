@@ -26,7 +26,8 @@ def failing() -> DAG:
     items = dag.new_vertex("items", "source.items", items=[{"value": v} for v in range(1, 6)])
     fail = dag.new_vertex(
         "fail_on", "python",
-        **{"class": "jetspark.processors.diagnostics:FailOn"}, args={"field": "value", "value": 3},
+        **{"class": "jetspark.example_processors.diagnostics:FailOn"},
+        args={"field": "value", "value": 3},
     )  # fmt: skip
     dag.edge(Edge.between(items, fail)).edge(Edge.between(fail, dag.new_vertex("o", "sink.logger")))
     return dag
@@ -87,7 +88,7 @@ def test_what_a_python_processor_logs_and_prints_is_in_its_jobs_logs(
     dag = DAG("chatty", {"members": 1, "local_parallelism": 2})
     items = dag.new_vertex("items", "source.items", items=[{"value": v} for v in "abcd"])
     chatty = dag.new_vertex(
-        "chatty", "python", **{"class": "jetspark.processors.diagnostics:LogEach"}
+        "chatty", "python", **{"class": "jetspark.example_processors.diagnostics:LogEach"}
     )
     dag.edge(Edge.between(items, chatty)).edge(
         Edge.between(chatty, dag.new_vertex("out", "sink.results"))
@@ -99,7 +100,7 @@ def test_what_a_python_processor_logs_and_prints_is_in_its_jobs_logs(
     logged = sorted(
         line["event"].rsplit(" ", 1)[1]
         for line in told
-        if line["fields"]["source"] == "logging:jetspark.processors.diagnostics"
+        if line["fields"]["source"] == "logging:jetspark.example_processors.diagnostics"
     )
     printed = sorted(line["event"] for line in told if line["fields"]["source"] == "stdout")
     assert logged == list("abcd"), lines

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from jetspark.cli.main import app
+from launcher.main import app
 from tests.api.conftest import TOKEN
 from tests.cli.conftest import JETSPARK, poll, process_env
 

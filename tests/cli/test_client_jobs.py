@@ -219,7 +219,7 @@ def test_a_failed_job_exits_1_naming_its_error(stack: Stack, tmp_path: Path) -> 
             "vertices": [
                 {"name": "items", "processor": "source.items", "params": {"items": [{"v": "x"}]}},
                 {"name": "fail_on", "processor": "python",
-                 "params": {"class": "jetspark.processors.diagnostics:FailOn",
+                 "params": {"class": "jetspark.example_processors.diagnostics:FailOn",
                             "args": {"field": "v", "value": "x"}}},
                 {"name": "out", "processor": "sink.results"},
             ],

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 from typer.testing import CliRunner
 
-from jetspark.cli.main import app
 from jetspark.db.engine import normalize_url
+from launcher.main import app
 from tests.cli.conftest import JETSPARK, process_env
 from tests.databases import fresh_database
 from tests.test_migrations import revision_of_head

@@ -1,7 +1,7 @@
 """A `jetspark worker` on a Spark standalone cluster whose executors run a bare Python.
 
 The executors' interpreter has pyarrow and pandas only: the worker ships the engine, the
-allowed processor modules and their libraries itself (``jetspark.executor_code``). A word
+allowed processor modules and their libraries itself (``worker.executor_code``). A word
 count, a Python-processor job and an exactly-once windowed stream give exact results.
 """
 
@@ -68,9 +68,14 @@ def python_word_count() -> dict[str, Any]:
             "vertices": [
                 {"name": "lines", "processor": "source.items",
                  "params": {"items": [{"line": line} for line in LINES]}},
-                python("tokenize", "jetspark.processors.words:Tokenizer"),
-                python("accumulate", "jetspark.processors.words:Accumulator"),
-                python("combine", "jetspark.processors.words:Accumulator", key="key", add="count"),
+                python("tokenize", "jetspark.example_processors.words:Tokenizer"),
+                python("accumulate", "jetspark.example_processors.words:Accumulator"),
+                python(
+                    "combine",
+                    "jetspark.example_processors.words:Accumulator",
+                    key="key",
+                    add="count",
+                ),
                 {"name": "out", "processor": "sink.results"},
             ],
             "edges": [

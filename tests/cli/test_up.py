@@ -142,8 +142,8 @@ def test_up_runs_a_job_stops_cleanly_and_keeps_it(jetspark_home: Path) -> None:
             what="up saying the worker is warm",
         )
         names = command_lines(stack.tree())
-        assert any("jetspark.cli api" in name for name in names), names
-        # ``jetspark worker`` execs the worker program (the core never imports ``worker``)
+        assert any("launcher api" in name for name in names), names
+        # ``jetspark worker`` execs the worker program (named by ``launcher`` alone)
         assert any("-m worker.main" in name for name in names), names
         assert any("java" in name for name in names), names  # the worker's Spark JVM
         # a worker runs hostile DAGs: it never gets the API's tokens (issue 11)
@@ -155,7 +155,7 @@ def test_up_runs_a_job_stops_cleanly_and_keeps_it(jetspark_home: Path) -> None:
             if "-m worker.main" in cmdline or "java" in cmdline:
                 assert "JETSPARK_API_TOKENS" not in env, cmdline
                 assert not any(token in value for value in env.values()), cmdline
-            if "jetspark.cli api" in cmdline:
+            if "launcher api" in cmdline:
                 assert env.get("JETSPARK_API_TOKENS") == token
         assert stack.stop(signal.SIGINT) == 0, stack.output()
         assert not (jetspark_home / "postgres" / "postmaster.pid").exists()
@@ -214,7 +214,7 @@ def test_up_without_java_says_so_in_one_line(jetspark_home: Path, tmp_path: Path
 def api_processes(stack: Stack) -> list[psutil.Process]:
     found = []
     for proc in stack.tree():
-        if any("jetspark.cli api" in line for line in command_lines([proc])):
+        if any("launcher api" in line for line in command_lines([proc])):
             found.append(proc)
     return found
 

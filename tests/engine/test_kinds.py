@@ -19,9 +19,9 @@ import redis
 from pyspark.sql import SparkSession
 
 from jetspark.dag.errors import DagValidationError
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
-from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import RunDag, job_body, run_runnable
 from tests.jdbc.conftest import ALICE, Db, RunJdbc
@@ -131,7 +131,7 @@ BODIES: dict[str, dict[str, Any]] = {
                 "name": "py",
                 "processor": "python",
                 "params": {
-                    "class": "jetspark.processors.streaming:PassThrough",
+                    "class": "jetspark.example_processors.streaming:PassThrough",
                     "args": {"schema": "seq bigint, ts bigint"},
                 },
             },

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, build_plan, planned_spec, rescale
 from jetspark.dag.snapshots import dag_fingerprint

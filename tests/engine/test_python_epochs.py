@@ -56,7 +56,7 @@ def running_count_body(*, rate: int | None) -> dict[str, Any]:
                 "name": "counts",
                 "processor": "python",
                 "params": {
-                    "class": "jetspark.processors.streaming:RunningCount",
+                    "class": "jetspark.example_processors.streaming:RunningCount",
                     "args": {"key": "k"},
                 },
             },
@@ -106,7 +106,7 @@ def test_a_python_processor_emitting_a_watermark_not_above_its_last_fails_the_jo
                 "name": "stuck",
                 "processor": "python",
                 "params": {
-                    "class": "jetspark.processors.streaming:FixedWatermark",
+                    "class": "jetspark.example_processors.streaming:FixedWatermark",
                     "args": {"watermark": 1000},
                 },
             },
@@ -150,7 +150,7 @@ def test_a_python_processor_forwards_increasing_watermarks_so_windows_close(
                 "name": "checked",
                 "processor": "python",
                 "params": {
-                    "class": "jetspark.processors.streaming:PassThrough",
+                    "class": "jetspark.example_processors.streaming:PassThrough",
                     "args": {"schema": "seq bigint, ts bigint, k bigint"},
                 },
             },
@@ -197,7 +197,7 @@ def test_python_state_follows_its_keys_when_the_parallelism_changes(
     run_dag: RunDag, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Counts of the first 300 items on 2 processors restored into 3 for the next 300."""
-    from worker.engine.streaming import loop
+    from worker.engine import epoch_loop as loop
 
     _many_epochs(monkeypatch)
     saved: dict[str, Any] = {}
@@ -246,7 +246,7 @@ def instance_count_body(count: int, *, local_parallelism: int = 2) -> dict[str, 
             {
                 "name": "counted",
                 "processor": "python",
-                "params": {"class": "jetspark.processors.streaming:InstanceCount"},
+                "params": {"class": "jetspark.example_processors.streaming:InstanceCount"},
             },
             {"name": "out", "processor": "sink.results", "local_parallelism": 1},
         ],

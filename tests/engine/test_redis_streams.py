@@ -20,7 +20,7 @@ import pytest
 import redis
 from pyspark.sql import SparkSession
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.errors import DagValidationError
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan

@@ -21,8 +21,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jetspark.dag.kinds import AggregateParams, WindowParams
 from jetspark.dag.partitioning import partition_id
-from jetspark.dag.processors import AggregateParams, WindowParams
 from worker.engine.routing import SLOT, place, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import StepResult, aggregate_step

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from jetspark.dag.errors import DagValidationError
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
-from jetspark.dag.processors import PROCESSORS
 from jetspark.dag.validate import validate_job
 from tests.jdbc.conftest import body
 

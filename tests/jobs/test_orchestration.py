@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -264,3 +266,24 @@ def test_claim_queued_resumed_only_takes_jobs_that_ran_before(db_session: Sessio
     assert resumed.id in {job.id for job in taken} and fresh.id not in {job.id for job in taken}
     assert all(job.attempt > 1 for job in taken)  # each ran before this claim
     assert db_session.get(Job, fresh.id).status == "QUEUED"  # type: ignore[union-attr]
+
+
+def test_every_transition_in_the_product_names_its_rule() -> None:
+    """No status change of the product is left to ``rule_for``'s first match: each call of
+    ``transition`` or ``_move`` in ``jetspark``, ``api`` and ``worker`` names its rule, so the
+    row it records says why the job moved (several rules share a move: HELD -> QUEUED)."""
+    root = Path(__file__).resolve().parents[2]
+    unnamed = []
+    for package in ("jetspark", "api", "worker", "launcher"):
+        for path in (root / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if not isinstance(node, ast.Call):
+                    continue
+                called = node.func
+                name = called.attr if isinstance(called, ast.Attribute) else None
+                name = called.id if isinstance(called, ast.Name) else name
+                if name not in {"transition", "_move"} or path.name == "jdbc.py":
+                    continue
+                if not any(keyword.arg == "rule" for keyword in node.keywords):
+                    unnamed.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not unnamed, f"transitions without their rule's name: {unnamed}"

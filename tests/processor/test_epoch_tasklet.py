@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from jetspark.processor import Context, Inbox, Outbox
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from jetspark.processor.runtime.tasklet import EpochWork, Items, ProcessorTasklet, State
 from tests.processor.test_tasklet import Recorder
 from worker.engine.python.arrow_io import STATE_KEY, STATE_VALUE, native_events, split_restore
@@ -48,7 +49,7 @@ def run_epoch(processor: Recorder, events: list[Any], work: EpochWork) -> dict[s
     tasklet = ProcessorTasklet(
         processor,
         context,
-        Outbox([4]),
+        RuntimeOutbox([4]),
         iter(events),
         lambda o, items: got["items"].extend(items),
         epoch=work,
@@ -94,7 +95,7 @@ def test_the_final_epoch_completes_before_the_snapshot_and_an_empty_one_still_ca
 
 
 def test_a_watermark_is_refused_while_a_bucket_is_full() -> None:
-    outbox = Outbox([1, 2])
+    outbox = RuntimeOutbox([1, 2])
     assert outbox.offer(0, "item")
     assert not outbox.offer_watermark(7)
     outbox.take(0)

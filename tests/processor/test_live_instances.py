@@ -10,8 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from jetspark.processor import Context, Outbox
-from jetspark.processors.streaming import InstanceCount
+from jetspark.example_processors.streaming import InstanceCount
+from jetspark.processor import Context
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from worker.engine.python.arrow_io import (
     EPOCH_FIELDS,
     ITEM,
@@ -37,8 +38,8 @@ SCHEMA = pa.schema(
 def plan(run: str, generation: int, expects: int | None, *, final: bool = False) -> TaskPlan:
     return TaskPlan(
         vertex="counted",
-        class_spec="jetspark.processors.streaming:InstanceCount",
-        allowed_modules=("jetspark.processors",),
+        class_spec="jetspark.example_processors.streaming:InstanceCount",
+        allowed_modules=("jetspark.example_processors",),
         args={},
         local_parallelism=1,
         parallelism=1,
@@ -159,7 +160,7 @@ class Closing(InstanceCount):
 
 def live(generation: int) -> LiveInstance:
     context = Context("v", global_index=0, local_parallelism=1, total_parallelism=1)
-    return LiveInstance(Closing(), Outbox([1]), context, generation)
+    return LiveInstance(Closing(), RuntimeOutbox([1]), context, generation)
 
 
 def test_stale_idle_and_surplus_instances_are_closed() -> None:

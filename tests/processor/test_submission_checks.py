@@ -23,13 +23,19 @@ def python_job(cls: str) -> JobSpec:
     ("cls", "complaint"),
     [
         ("os:system", "module 'os' is not in the allowed Python modules"),
-        ("jetspark.processors.words:Missing", "not a jetspark.processor.Processor subclass"),
-        ("jetspark.processors.words:Mapping", "not a jetspark.processor.Processor subclass"),
+        (
+            "jetspark.example_processors.words:Missing",
+            "not a jetspark.processor.Processor subclass",
+        ),
+        (
+            "jetspark.example_processors.words:Mapping",
+            "not a jetspark.processor.Processor subclass",
+        ),
         ("jetspark.processor.processor:Processor", "declares no output_schema"),
     ],
 )
 def test_a_bad_class_is_refused_naming_the_vertex(cls: str, complaint: str) -> None:
-    limits = DagLimits(allowed_python_modules=["jetspark.processors", "jetspark.processor"])
+    limits = DagLimits(allowed_python_modules=["jetspark.example_processors", "jetspark.processor"])
     with pytest.raises(DagValidationError) as failure:
         validate_job(python_job(cls), limits)
     (problem,) = failure.value.problems
@@ -38,6 +44,6 @@ def test_a_bad_class_is_refused_naming_the_vertex(cls: str, complaint: str) -> N
 
 
 def test_an_allowed_module_only_on_the_workers_path_is_left_to_run_time() -> None:
-    limits = DagLimits(allowed_python_modules=["jetspark.processors", "acme_processors"])
+    limits = DagLimits(allowed_python_modules=["jetspark.example_processors", "acme_processors"])
     validate_job(python_job("acme_processors.words:Tokenizer"), limits)
-    validate_job(python_job("jetspark.processors.words:Tokenizer"), limits)
+    validate_job(python_job("jetspark.example_processors.words:Tokenizer"), limits)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from jetspark.processor import Context, Inbox, Outbox, Processor
+from jetspark.processor import Context, Inbox, Processor
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from jetspark.processor.runtime.tasklet import (
     Exhausted,
     Items,
@@ -50,7 +51,7 @@ class Recorder(Processor):
 def run(processor: Recorder, events: list[Any]) -> ProcessorTasklet:
     context = Context("v", global_index=3, local_parallelism=2, total_parallelism=4)
     tasklet = ProcessorTasklet(
-        processor, context, Outbox([4]), iter(events), lambda o, i: None, queue_sizes={0: 2}
+        processor, context, RuntimeOutbox([4]), iter(events), lambda o, i: None, queue_sizes={0: 2}
     )
     tasklet.run()
     return tasklet
@@ -112,7 +113,7 @@ def test_a_cooperative_processor_that_blocks_is_counted_as_overrunning(cooperati
     events: list[Items | Exhausted] = [Items(0, ["a"]), Items(0, ["b"]), Exhausted(0)]
     budget = 2_000_000  # 2 ms per call; each process() spins 10 ms
     tasklet = ProcessorTasklet(
-        Busy(cooperative, 10_000_000), context, Outbox([4]), iter(events), lambda o, i: None,
+        Busy(cooperative, 10_000_000), context, RuntimeOutbox([4]), iter(events), lambda o, i: None,
         cooperative_budget_ns=budget,
     )  # fmt: skip
     metrics = tasklet.run()

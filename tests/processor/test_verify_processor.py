@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
+from jetspark.example_processors.diagnostics import PartitionProbe
+from jetspark.example_processors.enrich import LookupEnricher
+from jetspark.example_processors.sources import Numbers
+from jetspark.example_processors.words import Accumulator, Tokenizer
 from jetspark.processor import AbstractProcessor, Inbox, Processor
-from jetspark.processor.outbox import ALL, Outbox
+from jetspark.processor.outbox import ALL
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from jetspark.processor.testing import verify_processor
-from jetspark.processors.diagnostics import PartitionProbe
-from jetspark.processors.enrich import LookupEnricher
-from jetspark.processors.sources import Numbers
-from jetspark.processors.words import Accumulator, Tokenizer
 
 LINES = [{"line": "To be or not to be"}, {"line": ""}, {"line": "that is the Question"}]
 WORDS = "to be or not to be that is the question".split()
@@ -80,7 +81,7 @@ def test_a_processor_emitting_several_copies_per_item_resumes_at_the_refused_cop
 
 
 def test_offering_to_all_ordinals_is_all_or_nothing() -> None:
-    outbox = Outbox([2, 1])
+    outbox = RuntimeOutbox([2, 1])
     assert outbox.offer(ALL, "a")
     assert not outbox.offer(ALL, "b")  # ordinal 1 is full: ordinal 0 must not get "b"
     assert outbox.buckets == [["a"], ["a"]] and outbox.refusals == 1

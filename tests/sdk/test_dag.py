@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobSpec, VertexSpec
 from jetspark.dag.validate import validate_job
 from jetspark.sdk import DAG, DagValidationError, Edge
@@ -103,7 +103,7 @@ TYPED: dict[str, p.Params] = {
     "source.kafka": p.KafkaSource(cluster="events", topics=["orders"], start="latest"),
     "sink.kafka": p.KafkaSink(cluster="events", topic="totals", key="region"),
     "sink.logger": p.NoParams(),
-    "python": p.PythonParams(class_="jetspark.processors.words:Tokenizer"),
+    "python": p.PythonParams(class_="jetspark.example_processors.words:Tokenizer"),
 }
 
 
@@ -173,7 +173,8 @@ def test_every_example_json_round_trips_through_the_sdk(path: Path) -> None:
 
 def test_the_sdk_imports_without_pyspark() -> None:
     code = (
-        "import sys; import jetspark.sdk as s; s.DAG; s.Client; s.run_local; "
+        "import sys; import jetspark.sdk as s; s.DAG; s.Client; "
+        "from worker.local_run import run_local; "
         "assert not [m for m in sys.modules if m.startswith(('pyspark', 'py4j'))], 'pyspark'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

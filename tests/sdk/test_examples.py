@@ -23,9 +23,8 @@ from examples import (
     word_count,
 )
 from jetspark.queue.keys import Keys
-from jetspark.sdk import LocalRun, run_local
-from jetspark.sdk.local import LOCAL_PRINCIPAL
 from tests.jdbc.conftest import PASSWORD_ENV, Db
+from worker.local_run import LOCAL_PRINCIPAL, LocalRun, run_local
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))

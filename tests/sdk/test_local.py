@@ -7,8 +7,9 @@ from collections import Counter
 import pytest
 from pyspark.sql import SparkSession
 
-from jetspark.sdk import DAG, Edge, run_local
+from jetspark.sdk import DAG, Edge
 from worker.engine.runner import VertexFailed
+from worker.local_run import run_local
 
 pytestmark = pytest.mark.spark
 

@@ -29,7 +29,7 @@ from worker.loop import Worker
 pytestmark = pytest.mark.spark
 
 TOKEN = "live-metrics-token"
-PACING = "jetspark.processors.pacing"
+PACING = "jetspark.example_processors.pacing"
 
 
 def paced_job(count: int, *, pad_bytes: int, per_item_ms: float) -> dict[str, Any]:

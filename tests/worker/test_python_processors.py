@@ -22,7 +22,7 @@ from worker.engine.runner import VertexFailed
 
 pytestmark = pytest.mark.spark
 
-PROBE = "jetspark.processors.diagnostics:PartitionProbe"
+PROBE = "jetspark.example_processors.diagnostics:PartitionProbe"
 
 
 def vertex(name: str, processor: str, **params: Any) -> dict[str, Any]:
@@ -109,9 +109,11 @@ def test_two_stage_word_count_with_python_tokenizer_and_accumulators(spark: Spar
     spec = job(
         [
             vertex("lines", "source.items", items=[{"line": line} for line in lines]),
-            python("tokenize", "jetspark.processors.words:Tokenizer"),
-            python("accumulate", "jetspark.processors.words:Accumulator"),
-            python("combine", "jetspark.processors.words:Accumulator", key="key", add="count"),
+            python("tokenize", "jetspark.example_processors.words:Tokenizer"),
+            python("accumulate", "jetspark.example_processors.words:Accumulator"),
+            python(
+                "combine", "jetspark.example_processors.words:Accumulator", key="key", add="count"
+            ),
             vertex("out", "sink.results"),
         ],
         [
@@ -139,7 +141,7 @@ def test_the_lower_priority_number_edge_arrives_in_full_first(spark: SparkSessio
         [
             vertex("table", "source.items", items=table),
             vertex("stream", "source.items", items=stream),
-            python("enrich", "jetspark.processors.enrich:LookupEnricher"),
+            python("enrich", "jetspark.example_processors.enrich:LookupEnricher"),
             vertex("out", "sink.results"),
         ],
         [
@@ -173,7 +175,7 @@ def test_a_source_processor_with_two_outbound_edges_feeds_each_its_ordinal(
 ) -> None:
     spec = job(
         [
-            python("numbers", "jetspark.processors.sources:Numbers", count=25),
+            python("numbers", "jetspark.example_processors.sources:Numbers", count=25),
             vertex("evens", "filter", where="seq % 2 = 0"),
             vertex("all", "sink.results"),
             vertex("some", "sink.results"),
@@ -199,7 +201,12 @@ def test_a_processor_exception_fails_the_job_naming_vertex_type_and_message(
     spec = job(
         [
             vertex("src", "source.items", items=[{"value": "ok"}, {"value": "boom"}]),
-            python("picky", "jetspark.processors.diagnostics:FailOn", field="value", value="boom"),
+            python(
+                "picky",
+                "jetspark.example_processors.diagnostics:FailOn",
+                field="value",
+                value="boom",
+            ),
             vertex("out", "sink.results"),
         ],
         [{"from": "src", "to": "picky"}, {"from": "picky", "to": "out"}],
@@ -219,7 +226,7 @@ def test_a_module_outside_the_allow_list_is_refused_at_validation() -> None:
 
 
 def test_a_module_outside_the_allow_list_is_refused_at_run_time(spark: SparkSession) -> None:
-    spec = job([python("gen", "jetspark.processors.sources:Numbers", count=3)], [])
+    spec = job([python("gen", "jetspark.example_processors.sources:Numbers", count=3)], [])
     dag = validate_job(spec)
     plan = build_plan(dag)
     context = OpContext(
@@ -242,7 +249,7 @@ def test_priority_not_ordinal_decides_which_edge_comes_first(spark: SparkSession
         [
             vertex("table", "source.items", items=[{"key": "k", "value": "v"}]),
             vertex("stream", "source.items", items=[{"key": "k"}] * 4),
-            python("enrich", "jetspark.processors.enrich:LookupEnricher"),
+            python("enrich", "jetspark.example_processors.enrich:LookupEnricher"),
             vertex("out", "sink.results"),
         ],
         [

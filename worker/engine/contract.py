@@ -6,6 +6,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -16,6 +17,11 @@ if TYPE_CHECKING:
 
 RESULTS_CAP = 100_000
 """``sink.results`` records kept per job at most."""
+
+
+def stamp() -> str:
+    """Now, as the ISO 8601 UTC time a job's timings store (``JobControl.timings``)."""
+    return datetime.now(UTC).isoformat()
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag.expressions import quote_identifier
+from jetspark.dag.kinds import HashJoinParams
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import EdgePlan
-from jetspark.dag.processors import HashJoinParams
 from worker.engine.expressions import user_column
 from worker.engine.routing import SLOT, partition_id
 from worker.engine.state_columns import PARTITION, PROCESSOR

@@ -31,7 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.expressions import quote_identifier
 from jetspark.redis_client import RedisClient, connect
 

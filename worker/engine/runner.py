@@ -1,15 +1,14 @@
 """Run a job's plan on Spark: once over bounded input (``execution``), or epoch by epoch
-when it streams (``streaming.loop``); both walk the plan with ``execution.Execution``."""
+when it streams (``epoch_loop``); both walk the plan with ``execution.Execution``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from jetspark.dag.plan import ExecutionPlan
-from worker.engine.contract import JobControl, JobOutcome
+from worker.engine.contract import JobControl, JobOutcome, stamp
+from worker.engine.epoch_loop import epoch_session, run_stream
 from worker.engine.execution import Execution, JobCancelled, VertexFailed, run_vertices
-from worker.engine.streaming.loop import epoch_session, run_stream
-from worker.timings import stamp
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from jetspark.dag.expressions import quote_identifier
-from jetspark.dag.processors import AggregateParams
+from jetspark.dag.kinds import AggregateParams
 from worker.engine import aggregation
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates

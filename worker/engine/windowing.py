@@ -28,7 +28,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, TimestampNTZType, TimestampType
 
-from jetspark.dag.processors import WindowParams
+from jetspark.dag.kinds import WindowParams
 from worker.engine import aggregation
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column

@@ -38,9 +38,9 @@ from typing import Any
 
 from jetspark.processor.context import Context
 from jetspark.processor.inbox import Inbox
-from jetspark.processor.outbox import Outbox
 from jetspark.processor.processor import Processor
 from jetspark.processor.runtime.metrics import TaskletMetrics
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 
 FAILURE_MARKER = "[jetspark-processor-failed]"
 TRACEBACK_CHARS = 4000
@@ -129,7 +129,7 @@ class ProcessorTasklet:
         self,
         processor: Processor,
         context: Context,
-        outbox: Outbox,
+        outbox: RuntimeOutbox,
         events: Iterator[Event],
         on_drain: Callable[[int, list[Any]], None],
         *,

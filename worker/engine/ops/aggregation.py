@@ -8,7 +8,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
 from worker.engine import aggregation

@@ -19,7 +19,7 @@ from jetspark.settings import DataSettings
 from worker.engine.contract import JobControl, RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.streaming.sources import OncePlanner, SourcePlanner
+from worker.engine.streaming.source_planners import OncePlanner, SourcePlanner
 
 DEFAULT_OUTBOX = EdgeConfig().outbox_capacity
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.plan import Exchange
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column

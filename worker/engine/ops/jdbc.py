@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegralType
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.expressions import quote_identifier
 from jetspark.jdbc.connections import ConnectionRefused, JdbcConnections
 from worker.engine.contract import JobControl
@@ -22,7 +22,7 @@ from worker.engine.jdbc import Target, append, read_table, write_committed
 from worker.engine.ops.base import Op, OpContext, SourceOp, nothing, params_of, read_once
 from worker.engine.ops.sinks import union_inputs
 from worker.engine.routing import place, spray
-from worker.engine.streaming.sources import Json, OncePlanner, SourcePlanner
+from worker.engine.streaming.source_planners import Json, OncePlanner, SourcePlanner
 
 
 def resolve(

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pyspark.sql import DataFrame
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.kafka.clusters import KafkaCluster, KafkaClusters, TopicRefused
 from worker.engine.contract import JobControl
 from worker.engine.errors import EngineError
@@ -16,7 +16,7 @@ from worker.engine.expressions import user_column
 from worker.engine.kafka import Range, produce, topic_frame
 from worker.engine.ops.base import Op, OpContext, SourceOp, outbox_capacity, params_of
 from worker.engine.ops.sinks import union_inputs
-from worker.engine.streaming.sources import Json, SourcePlanner
+from worker.engine.streaming.source_planners import Json, SourcePlanner
 
 METADATA_TIMEOUT_S = 10.0
 

@@ -23,7 +23,7 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
-from jetspark.dag.processors import PythonParams
+from jetspark.dag.kinds import PythonParams
 from jetspark.processor.loading import declared_schema, load_processor_class
 from worker.engine.ops.base import Op, OpContext
 from worker.engine.python.arrow_io import (

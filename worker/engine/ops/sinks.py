@@ -22,7 +22,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.data_paths import PathRefused, check_path, prepare_sink
 from jetspark.dag.expressions import quote_identifier
 from worker.engine.errors import EngineError

@@ -7,7 +7,7 @@ import os
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.data_paths import PathRefused, check_path, readable_files
 from jetspark.dag.expressions import quote_identifier
 from jetspark.settings import DataSettings
@@ -29,7 +29,7 @@ from worker.engine.routing import (
 )
 from worker.engine.sequence import Stamps, sequence_frame
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.streaming.sources import FilesPlanner, SequencePlanner, SourcePlanner
+from worker.engine.streaming.source_planners import FilesPlanner, SequencePlanner, SourcePlanner
 
 
 class ItemsSourceOp(SourceOp):

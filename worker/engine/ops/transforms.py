@@ -7,7 +7,7 @@ from functools import partial
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from worker.engine.accumulation import bounded
 from worker.engine.expressions import user_column
 from worker.engine.joining import join_step, joined

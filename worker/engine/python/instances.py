@@ -24,7 +24,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from jetspark.processor import Context, Outbox, Processor
+from jetspark.processor import Context, Processor
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 
 Key = tuple[str, str, int]
 """``(run, vertex, processor index)``."""
@@ -42,7 +43,7 @@ class LiveInstance:
     initialised with, and the generation of the state it holds."""
 
     processor: Processor
-    outbox: Outbox
+    outbox: RuntimeOutbox
     context: Context
     generation: int
     kept_at: float = field(default_factory=time.monotonic)

@@ -22,8 +22,9 @@ from typing import Any
 import pyarrow as pa
 
 from jetspark.dag.partitioning import MURMUR3_SEED, partition_id
-from jetspark.processor import Context, Outbox, Processor
+from jetspark.processor import Context, Processor
 from jetspark.processor.loading import load_processor_class
+from jetspark.processor.runtime.outbox import RuntimeOutbox
 from jetspark.processor.runtime.tasklet import (
     EpochWork,
     Event,
@@ -123,7 +124,7 @@ def _run_batch(
     tasklet = ProcessorTasklet(
         processor,
         context,
-        Outbox(plan.outbox_capacities),
+        RuntimeOutbox(plan.outbox_capacities),
         _events(plan, batches),
         output.add,
         queue_sizes=plan.queue_sizes,
@@ -172,7 +173,7 @@ def _run_epoch(
     restore: list[tuple[Any, Any]] | None = None
     if live is None:
         live = LiveInstance(
-            _create(plan, index), Outbox(plan.outbox_capacities), _context(plan, index), -1
+            _create(plan, index), RuntimeOutbox(plan.outbox_capacities), _context(plan, index), -1
         )
         if epoch.restore:
             restore = [(pickle.loads(k), pickle.loads(v)) for k, v in pickled]

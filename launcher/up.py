@@ -55,7 +55,7 @@ def _url_host(host: str) -> str:
 
 def _child_argv(*args: str) -> list[str]:
     # This interpreter and this installation, whatever the PATH says.
-    return [sys.executable, "-m", "jetspark.cli", *args]
+    return [sys.executable, "-m", "launcher", *args]
 
 
 def _wait_ready(

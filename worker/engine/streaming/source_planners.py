@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from jetspark.dag import processors as p
+from jetspark.dag import kinds as p
 from jetspark.dag.data_paths import PathRefused, check_path
 
 Json = dict[str, Any]

@@ -1,9 +1,10 @@
 """``run_local``: a DAG run in this process, on a local SparkSession, by the workers' engine.
 
-For unit tests of a user's DAG without servers: the same validation, plan and engine
-(``worker.engine``) a worker uses, imported only when a DAG is run, so ``jetspark.sdk``
-imports without pyspark. Streaming jobs run their epochs against an epoch log kept in
-memory (what a worker keeps in PostgreSQL), so their results are readable while they run.
+For unit tests of a user's DAG without servers (``from worker.local_run import run_local``):
+the same validation, plan and engine (``worker.engine``) a worker uses, imported only when a
+DAG is run, so this module imports without pyspark. Streaming jobs run their epochs against
+an epoch log kept in memory (what a worker keeps in PostgreSQL), so their results are
+readable while they run.
 """
 
 from __future__ import annotations

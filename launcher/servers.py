@@ -48,8 +48,8 @@ def worker() -> None:
     """Run a worker: a long-lived PySpark driver taking jobs until SIGTERM or Ctrl-C."""
     require_settings(DatabaseSettings().url, RedisSettings().url)
     find_java()
-    # The worker is its own program (``python -m worker.main``): the core package never
-    # imports ``worker`` (tests/test_layers.py). Exec keeps this process, its pid and signals.
+    # The worker is its own program (``python -m worker.main``), started by name from this
+    # outer package only (tests/test_layers.py). Exec keeps this process, its pid and signals.
     os.execv(sys.executable, [sys.executable, "-m", "worker.main"])
 
 

@@ -48,7 +48,7 @@ from worker.engine.streaming.backups import BackupWatch, fewest
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.profile import SNAPSHOT_DESCRIPTION, EpochProfile, EpochProfiles
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.streaming.sources import OncePlanner
+from worker.engine.streaming.source_planners import OncePlanner
 from worker.engine.streaming.state_store import (
     SnapshotLost,
     StoreAddress,

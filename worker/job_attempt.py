@@ -1,4 +1,4 @@
-"""Run one claimed job in its own thread: RUNNING, the engine, then COMPLETED or FAILED.
+"""One attempt of a claimed job, in its own thread: RUNNING, the engine, then COMPLETED or FAILED.
 
 The final write stores the ``sink.results`` records and the counts together with the status
 change, under the job's fencing token, so a retry or a lost worker never duplicates results.
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from jetspark.dag.plan import ExecutionPlan
 from jetspark.joblogs import EXCEPTION_KEY, exception_chain, job_logs
 from jetspark.jobs import orchestration, service
-from jetspark.jobs.orchestration import OrchestrationError
+from jetspark.jobs.orchestration import RULE_NAMED, OrchestrationError, Rule
 from jetspark.jobs.status import JobStatus
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.worker")
+
+START, REQUEUE, FAIL = RULE_NAMED["start"], RULE_NAMED["requeue"], RULE_NAMED["fail"]
+"""The rules an attempt moves its job by (besides ``finish``, with its results)."""
 
 EngineRun = Callable[["SparkSession", ExecutionPlan, JobControl], JobOutcome]
 
@@ -151,7 +154,7 @@ def _perform(
     reporter = _start_reporting(metrics, held, context)
     durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
-        durable(_write, sessions, job_id, JobStatus.RUNNING, token, worker, "running")
+        durable(_write, sessions, job_id, START, token, worker, "running")
         held.control.timings["running"] = stamp()
         # The plan as the API built it (and migration 0013 upgraded): read, never re-planned.
         outcome = engine_run(spark, runnable_plan(held.job), held.control)
@@ -265,15 +268,23 @@ def _keep_if_cancelled(
 def _write(
     sessions: sessionmaker[Session],
     job_id: uuid.UUID,
-    target: JobStatus,
+    rule: Rule,
     token: int,
     worker: str,
     cause: str,
     **fields: Any,
 ) -> None:
+    """Move the job by ``rule`` (to its target), as this attempt's holder."""
     with sessions() as session:
         orchestration.transition(
-            session, job_id, target, cause=cause, worker=worker, fencing_token=token, **fields
+            session,
+            job_id,
+            rule.target,
+            rule=rule.name,
+            cause=cause,
+            worker=worker,
+            fencing_token=token,
+            **fields,
         )
         session.commit()
 
@@ -293,6 +304,7 @@ def _complete(
             session,
             job_id,
             JobStatus.COMPLETED,
+            rule="finish",
             cause="all vertices completed",
             worker=worker,
             fencing_token=token,
@@ -323,9 +335,7 @@ def _requeue(
     cause = sanitize(f"{why}: {type(error).__name__}: {error}", 500)
     try:
         stamp = orchestration.now()  # the worker announces it right after
-        durable(
-            _write, sessions, job_id, JobStatus.QUEUED, token, worker, cause, announced_at=stamp
-        )
+        durable(_write, sessions, job_id, REQUEUE, token, worker, cause, announced_at=stamp)
         return True
     except OrchestrationError as refused:
         log.info("requeue not recorded: job no longer ours", job=str(job_id), reason=str(refused))
@@ -353,7 +363,7 @@ def _fail(
                 _write,
                 sessions,
                 job_id,
-                JobStatus.FAILED,
+                FAIL,
                 token,
                 worker,
                 "a processor failed",
@@ -380,7 +390,7 @@ def _fail(
                 _write,
                 sessions,
                 job_id,
-                JobStatus.FAILED,
+                FAIL,
                 token,
                 worker,
                 "a processor failed",

@@ -21,7 +21,7 @@ def main(dag: DAG, argv: list[str] | None = None) -> None:
     parser.add_argument("--url", default=os.environ.get("JETSPARK_URL", "http://127.0.0.1:8000"))
     args = parser.parse_args(argv)
     if args.local:
-        from jetspark.sdk.local import run_local
+        from worker.local_run import run_local
 
         records = run_local(dag).items()
     elif args.submit:

@@ -56,8 +56,8 @@ class FailOn(AbstractProcessor):
 
 class LogEach(AbstractProcessor):
     """Passes ``{value}`` through, logging each item (``logging``, INFO, logger
-    ``jetspark.processors.diagnostics``) and printing it: checks that a processor's own lines
-    reach its job's log (args: ``field``, default ``value``)."""
+    ``jetspark.example_processors.diagnostics``) and printing it: checks that a processor's
+    own lines reach its job's log (args: ``field``, default ``value``)."""
 
     output_schema = "value string"
 

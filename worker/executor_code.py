@@ -13,10 +13,14 @@ workers' path. (``addPyFile`` zips cannot carry compiled extensions: zipimport r
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,12 +29,15 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from jetspark.settings import DagLimits, SparkSettings
+from jetspark.spark_conf import SparkConfError, is_local
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.worker")
 
-ENTRY_MODULES = ("worker.engine", "jetspark.processor", "jetspark.processors")
+ENTRY_MODULES = ("worker.engine", "jetspark.processor", "jetspark.example_processors")
 """What Spark's Python tasks unpickle functions and classes from."""
 
 PROVIDED = frozenset(
@@ -163,3 +170,27 @@ def ship_executor_code(spark: SparkSession, allowed_modules: Iterable[str], into
     shipments = bundle(to_ship(imported_modules(entries)), into)
     ship(spark, shipments)
     return sum(os.path.getsize(s.path) for s in shipments)
+
+
+def ship_if_needed(session: SparkSession, settings: SparkSettings) -> None:
+    """The executors get the engine and the allowed processor modules from this worker, when
+    ``settings`` ship code (by default: when the master is not local). A failure stops the
+    session and is a ``SparkConfError``."""
+    if not (
+        settings.ship_code if settings.ship_code is not None else not is_local(settings.master)
+    ):
+        return
+    into = Path(tempfile.mkdtemp(prefix="jetspark-executor-code-"))
+    # Spark serves the files from here for the session's life: removed at exit.
+    atexit.register(shutil.rmtree, into, ignore_errors=True)
+    started = time.monotonic()
+    try:
+        size = ship_executor_code(session, DagLimits().allowed_python_modules, into)
+    except (ShippingError, OSError) as error:
+        session.stop()
+        raise SparkConfError(f"the executors' code could not be shipped: {error}") from None
+    log.info(
+        "executor code shipped",
+        megabytes=round(size / 1e6, 1),
+        seconds=round(time.monotonic() - started, 2),
+    )

@@ -1,0 +1,5 @@
+"""``python -m launcher``: how ``jetspark up`` starts its children with this interpreter."""
+
+from launcher.main import app
+
+app(prog_name="jetspark")
