@@ -239,16 +239,27 @@ KafkaTopic = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]{1,249}$")]
 ClusterName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
 
 
+MAX_EVENT_TIME_MS = 7 * 24 * 3600 * 1000
+"""The greatest allowed lag or idle timeout a source takes: a week."""
+
+
 class KafkaSource(Params):
     """Records of ``topics`` on an operator-named cluster (``JETSPARK_KAFKA_CLUSTERS``) as
     ``{topic, partition, offset, key, value, ts}``: each epoch reads, per Kafka partition, the
     offsets planned for it (from the last one read to the partition's end when planned), the
     offsets kept in the planned ranges and the job's snapshots. Kafka partition i of the
-    sorted (topic, partition) list goes to processor i % P."""
+    sorted (topic, partition) list goes to processor i % P.
+
+    Event time is the record timestamp (``ts``): each Kafka partition's watermark is its
+    greatest ``ts`` seen minus ``allowed_lag_ms``, a processor's the minimum over its
+    partitions that are not idle (without records for ``idle_timeout_ms``)."""
 
     cluster: ClusterName
     topics: Annotated[list[KafkaTopic], Field(min_length=1, max_length=256)]
     start: Literal["earliest", "latest"] = "earliest"
+    allowed_lag_ms: Annotated[int, Field(ge=0, le=MAX_EVENT_TIME_MS)] = 0
+    idle_timeout_ms: Annotated[int, Field(ge=1, le=MAX_EVENT_TIME_MS)] = 60_000
+    """As Jet's default event-time policy: a partition quiet for a minute is idle."""
 
     @field_validator("topics")
     @classmethod

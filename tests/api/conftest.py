@@ -19,7 +19,7 @@ from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
 from jetspark.queue.keys import Keys
-from jetspark.settings import ApiSettings, JdbcSettings, WorkerSettings
+from jetspark.settings import ApiSettings, JdbcSettings, KafkaSettings, WorkerSettings
 from tests.live_server import live_server
 from worker.engine import run_job
 from worker.loop import Worker
@@ -27,6 +27,8 @@ from worker.loop import Worker
 TOKEN = "test-token-1"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
 WAREHOUSE = {"url": "jdbc:postgresql://127.0.0.1:5432/test", "principals": ["*"]}
+EVENTS = {"bootstrap": "127.0.0.1:9", "topics": {"*": ["clicks", "clicks-per-second"]}}
+"""The Kafka cluster examples/kafka-windows.json names (no broker: only validated here)."""
 
 
 @pytest.fixture(scope="session")
@@ -36,9 +38,11 @@ def api_app(database_url: str, redis_url: str, redis_namespace: str) -> FastAPI:
         redis_url=redis_url,
         redis_namespace=redis_namespace,
         api_settings=ApiSettings(tokens=[TOKEN], max_body_bytes=64 * 1024),
-        # The connection examples/table-etl.json names, so that example is accepted as the
-        # SDK (which knows no operator's connections) accepts it.
+        # The connection examples/table-etl.json names and the Kafka cluster and topics of
+        # examples/kafka-windows.json, so those examples are accepted as the SDK (which knows
+        # no operator's connections or clusters) accepts them.
         jdbc_settings=JdbcSettings(connections=json.dumps({"warehouse": WAREHOUSE})),
+        kafka_settings=KafkaSettings(clusters=json.dumps({"events": EVENTS})),
     )
 
 

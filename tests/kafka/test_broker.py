@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 
@@ -51,3 +52,34 @@ def test_topics_idempotent_and_transactional_produce_and_assigned_reads(kafka: s
         [f"v{i}".encode() for i in range(30)] + [b"committed"]
     )
     assert {p for p, _ in seen} == {0, 1, 2}
+
+
+def test_transactions_fence_and_take_offsets_but_aborted_records_stay_readable(kafka: str) -> None:
+    """Why ``sink.kafka`` is not transactional (SPEC §5): what a sink would need of the broker
+    for exactly-once, each step on its own. The last one fails on Tansu: a ``read_committed``
+    consumer reads the records of an aborted transaction (an attempt lost mid-epoch would
+    leave its records readable beside the replay's). Should a Tansu release filter them, this
+    test fails here and the transactional sink can be built."""
+    topic, marker = create_topic(kafka, 1), create_topic(kafka, 1)
+    group = Consumer({"bootstrap.servers": kafka, "group.id": f"g-{topic}"})
+    producer = Producer({"bootstrap.servers": kafka, "transactional.id": f"a-{topic}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, value=b"kept", partition=0)
+    # The epoch published, committed atomically with the records: the marker's offset.
+    metadata = group.consumer_group_metadata()
+    producer.send_offsets_to_transaction([TopicPartition(marker, 0, 7)], metadata, 30)
+    producer.commit_transaction(30)
+    [committed] = group.committed([TopicPartition(marker, 0)], timeout=30)
+    assert committed.offset == 7
+    producer.begin_transaction()
+    producer.produce(topic, value=b"lost", partition=0)
+    assert producer.flush(30) == 0
+    assert read_all(kafka, topic, 1) == [(0, b"kept")]  # an open transaction is not read
+    again = Producer({"bootstrap.servers": kafka, "transactional.id": f"a-{topic}"})
+    again.init_transactions(30)  # the next attempt: fences the lost one, aborts its records
+    with pytest.raises(KafkaException):
+        producer.commit_transaction(10)
+    group.close()
+    # Kafka would read [(0, b"kept")] here.
+    assert read_all(kafka, topic, 1) == [(0, b"kept"), (0, b"lost")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from examples import (
     enrichment,
+    kafka_windows,
     redis_streams,
     running_count,
     stream_table_join,
@@ -25,6 +27,8 @@ from examples import (
 from jetspark.queue.keys import Keys
 from tests.jdbc.conftest import PASSWORD_ENV, Db
 from worker.local_run import LOCAL_PRINCIPAL, LocalRun, run_local
+from tests.kafka.broker import kafka_broker
+from tests.kafka.test_broker import read_all
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))
@@ -169,3 +173,48 @@ def test_table_etl(local: Any, db: Db, monkeypatch: pytest.MonkeyPatch) -> None:
     )
     got = db.rows(f"SELECT key, total, orders FROM {db.table('sales_by_region')} ORDER BY key")
     assert [tuple(map(str, r)) for r in got] == [tuple(map(str, r)) for r in expected]
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Kafka-protocol broker of this module's own (``tests.kafka.broker``): the example's
+    topics have fixed names."""
+    with kafka_broker(tmp_path_factory.mktemp("kafka") / "tansu.log") as bootstrap:
+        yield bootstrap
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(900)  # a first epoch took minutes on a loaded machine
+def test_kafka_windows(local: Any, kafka: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clicks on 3 partitions, then one record per partition in a last window that never
+    closes: every window before it comes out once, counted exactly."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    source, target = kafka_windows.SOURCE, kafka_windows.TARGET
+    admin = AdminClient({"bootstrap.servers": kafka})
+    for future in admin.create_topics([NewTopic(source, 3), NewTopic(target, 1)]).values():
+        future.result(timeout=30)
+    topics = {LOCAL_PRINCIPAL: [source, target]}
+    clusters = {kafka_windows.CLUSTER: {"bootstrap": kafka, "topics": topics}}
+    monkeypatch.setenv("JETSPARK_KAFKA_CLUSTERS", json.dumps(clusters))
+    base = 1_700_000_000_000
+    producer = Producer({"bootstrap.servers": kafka, "enable.idempotence": True})
+    clicks = [(f"u{i % 4}", base + i * 50) for i in range(120)]  # windows 0..5
+    for i, (user, ts) in enumerate(clicks):
+        value = json.dumps({"user": user}).encode()
+        producer.produce(source, value=value, partition=i % 3, timestamp=ts)
+    end = json.dumps({"user": "end"}).encode()
+    for partition in range(3):  # the watermark: base + 6.5 s on every partition
+        producer.produce(source, value=end, partition=partition, timestamp=base + 6500)
+    assert producer.flush(30) == 0
+    expected = Counter((user, ts // 1000 * 1000) for user, ts in clicks)
+
+    def windows() -> list[dict[str, Any]]:
+        return [json.loads(value) for _, value in read_all(kafka, target, 1)]
+
+    run = local(kafka_windows, until=lambda _: len(windows()) >= len(expected))
+    assert run.cancelled
+    got = Counter({(w["key"], w["window_start"]): w["clicks"] for w in windows()})
+    assert got == expected
+    assert len(windows()) == len(expected)  # each window once

@@ -44,7 +44,7 @@ class InsertWatermarksOp(Op):
         ts, g = user_column(params.timestamp).cast("bigint"), F.spark_partition_id()
         n = ctx.vertex.parallelism
         tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
-        kept = tops.frame if _read_once(ctx) else ctx.keep(tops.frame)
+        kept = tops.frame if computed_once(ctx) else ctx.keep(tops.frame)
 
         def observe() -> None:
             by_processor = {
@@ -58,7 +58,7 @@ class InsertWatermarksOp(Op):
         return kept
 
 
-def _read_once(ctx: OpContext) -> bool:
+def computed_once(ctx: OpContext) -> bool:
     """Is the output computed by one Spark job before its watermarks are needed? So when
     its one consumer is a window, whose step computes (checkpoints) its windows before it
     coalesces. Otherwise it is kept (persisted): computed once, observed then, read by every

@@ -7,15 +7,20 @@ from typing import Any
 
 from pydantic import BaseModel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from jetspark.dag import kinds as p
+from jetspark.dag.plan import ExecutionPlan
 from jetspark.kafka.clusters import KafkaCluster, KafkaClusters, TopicRefused
 from worker.engine.contract import JobControl
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.kafka import Range, produce, topic_frame
+from worker.engine.observed import ObservedAggregates
 from worker.engine.ops.base import Op, OpContext, SourceOp, outbox_capacity, params_of
+from worker.engine.ops.event_time import computed_once
 from worker.engine.ops.sinks import union_inputs
+from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.source_planners import Json, SourcePlanner
 
 METADATA_TIMEOUT_S = 10.0
@@ -89,7 +94,7 @@ class KafkaPlanner:
                         TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S
                     )
                     end = _true_end(consumer, topic, partition, int(low), int(high))
-                    marks[f"{topic}:{partition}"] = (int(low), end)
+                    marks[partition_name(topic, partition)] = (int(low), end)
         except Exception as error:  # librdkafka's KafkaException: the broker is away
             raise EngineError(f"source.kafka: cluster {params.cluster!r}: {error}") from None
         finally:
@@ -107,7 +112,7 @@ class KafkaPlanner:
         known: dict[str, int] = dict(offsets.get("next", {}))
         share = max(1, max_items // max(1, len(marks)))
         ranges: list[Range] = []
-        for key, (low, high) in sorted(marks.items()):
+        for key, (low, high) in sorted(marks.items(), key=_by_topic_and_partition):
             first = max(known.get(key, low), low)  # a new partition from its start
             topic, _, partition = key.rpartition(":")
             ranges.append((topic, int(partition), first, max(first, min(high, first + share))))
@@ -116,7 +121,7 @@ class KafkaPlanner:
     def advance(self, params: BaseModel, offsets: Json, planned: Json) -> Json:
         known = dict(offsets.get("next", {}))
         for topic, partition, _first, end in planned["ranges"]:
-            known[f"{topic}:{partition}"] = end
+            known[partition_name(topic, partition)] = end
         return {**offsets, "next": known}
 
     def exhausted(self, params: BaseModel, offsets: Json) -> bool:
@@ -126,26 +131,116 @@ class KafkaPlanner:
         return all(end <= first for _t, _p, first, end in planned["ranges"])
 
 
+def _by_topic_and_partition(entry: tuple[str, Any]) -> tuple[str, int]:
+    """(topic, partition number): partition 10 after partition 2."""
+    topic, _, partition = entry[0].rpartition(":")
+    return topic, int(partition)
+
+
 class KafkaSourceOp(SourceOp):
-    """Exactly the offsets the epoch's ranges name: Kafka partition i to processor i % P."""
+    """Exactly the offsets the epoch's ranges name: Kafka partition i to processor i % P.
+
+    It emits watermarks itself, per Kafka partition (``WatermarkTracker.observe_partitions``):
+    each partition's greatest record timestamp read this epoch is observed while Spark reads
+    the records for the vertices downstream, as ``insert_watermarks`` observes its own."""
+
+    forwards_own_watermarks = True
 
     def planner_for(self, control: JobControl) -> SourcePlanner:
         return KafkaPlanner(control)
 
+    def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:
+        assert isinstance(params, p.KafkaSource)
+        if watermarks_used(epoch.plan, vertex):
+            observe_partitions(epoch, vertex, params, {})
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.KafkaSource)
-        if ctx.epoch is None:
+        epoch = ctx.epoch
+        if epoch is None:
             raise EngineError("source.kafka is unbounded: it runs in epochs")
         cluster = cluster_of(
             ctx.kafka, ctx.job_redis.principal, "source.kafka", params.cluster, params.topics
         )
-        ranges: list[Range] = [
-            (str(t), int(q), int(a), int(b))
-            for t, q, a, b in ctx.epoch.ranges[ctx.vertex.name]["ranges"]
-        ]
-        return topic_frame(
+        ranges = epoch_ranges(epoch, ctx.vertex.name)
+        frame = topic_frame(
             ctx.spark, cluster.bootstrap, ranges, ctx.vertex.parallelism, outbox_capacity(ctx)
         )
+        if not watermarks_used(epoch.plan, ctx.vertex.name):
+            return frame  # no Spark job or persisted records for watermarks nobody reads
+        read = {partition_name(t, q): (t, q) for t, q, first, end in ranges if end > first}
+        if not read:
+            observe_partitions(epoch, ctx.vertex.name, params, {})
+            return frame
+        topic, partition, ts = F.col("topic"), F.col("partition"), F.col("ts")
+        tops = ObservedAggregates(
+            frame,
+            {
+                name: F.max(F.when((topic == F.lit(t)) & (partition == F.lit(q)), ts))
+                for name, (t, q) in read.items()
+            },
+        )
+        kept = tops.frame if computed_once(ctx) else ctx.keep(tops.frame)
+
+        def observe() -> None:
+            seen = {name: top for name, top in tops.values().items() if top is not None}
+            observe_partitions(epoch, ctx.vertex.name, params, seen)
+
+        epoch.defer(observe)
+        return kept
+
+
+WATERMARK_READERS = frozenset({"window", "python"})
+"""The kinds that act on the watermarks they receive (a ``python`` processor's
+``try_process_watermark``); every other kind passes them on."""
+
+
+def watermarks_used(plan: ExecutionPlan, source: str) -> bool:
+    """Does a vertex downstream of ``source`` act on its watermarks: a window or a Python
+    vertex reached without an ``insert_watermarks`` (which replaces them) in between? If not,
+    the source emits none: observing them costs a Spark job per epoch when no window
+    follows the source directly (``computed_once``)."""
+    seen, todo = {source}, [source]
+    while todo:
+        for edge in plan.outbound(todo.pop()):
+            kind = plan.vertex(edge.to).processor
+            if edge.to in seen or kind == "insert_watermarks":
+                continue
+            if kind in WATERMARK_READERS:
+                return True
+            seen.add(edge.to)
+            todo.append(edge.to)
+    return False
+
+
+def partition_name(topic: str, partition: int) -> str:
+    """A Kafka partition's name in the offsets and the watermarks: ``topic:partition``."""
+    return f"{topic}:{partition}"
+
+
+def epoch_ranges(epoch: EpochScope, vertex: str) -> list[Range]:
+    return [(str(t), int(q), int(a), int(b)) for t, q, a, b in epoch.ranges[vertex]["ranges"]]
+
+
+def observe_partitions(
+    epoch: EpochScope, vertex: str, params: p.KafkaSource, tops: dict[str, int]
+) -> None:
+    """The source's Kafka partitions gave these greatest timestamps this epoch (none at all
+    in an epoch without records: only their idle clocks move). Partition i of the epoch's
+    ranges is processor i % P's, as it reads them (``topic_frame``)."""
+    parallelism = epoch.plan.vertex(vertex).parallelism
+    owners = {
+        partition_name(t, q): i % parallelism
+        for i, (t, q, _first, _end) in enumerate(epoch_ranges(epoch, vertex))
+    }
+    epoch.watermarks.observe_partitions(
+        vertex,
+        owners,
+        tops,
+        allowed_lag_ms=params.allowed_lag_ms,
+        idle_timeout_ms=params.idle_timeout_ms,
+        now_ms=epoch.now_ms,
+    )
 
 
 class KafkaSinkOp(Op):

@@ -10,6 +10,9 @@
   When every upstream processor is idle, h is idle too and its watermark stays.
 - A processor stream must increase strictly: forwarding a watermark not above the last one
   fails the job naming the vertex.
+- A source that reads several partitions of its own (``source.kafka``) keeps a watermark per
+  partition and coalesces them by the same rules (``observe_partitions``): its processor's
+  watermark is the minimum over its non-idle partitions, and it is idle when they all are.
 """
 
 from __future__ import annotations
@@ -45,10 +48,29 @@ class ProcessorMarks:
 
 
 @dataclass
+class PartitionMarks:
+    """One partition of a source's input (a Kafka partition): its greatest event time seen,
+    when it last had records (the planning time of that epoch, in ms) and whether it is
+    idle."""
+
+    top: int | None = None
+    last_ms: int | None = None
+    idle: bool = False
+
+
+PARTITIONS = "#partitions"
+"""The key of the partitions' marks in ``to_json`` (no vertex has that name: a name is
+letters, digits and ``_``)."""
+
+
+@dataclass
 class WatermarkTracker:
     """Every processor's marks, by vertex name; JSON round-trips through snapshots."""
 
     marks: dict[str, list[ProcessorMarks]] = field(default_factory=dict)
+    partitions: dict[str, dict[str, PartitionMarks]] = field(default_factory=dict)
+    """Per source vertex that reads partitions, each partition's marks, by its name: kept in
+    the snapshots with the processors' marks, so a restore resumes them."""
 
     @classmethod
     def for_plan(cls, plan: ExecutionPlan) -> WatermarkTracker:
@@ -109,6 +131,58 @@ class WatermarkTracker:
                     self.forward(vertex, g, candidate)
                 marks.coalesced = marks.forwarded
 
+    def observe_partitions(
+        self,
+        vertex: str,
+        owners: dict[str, int],
+        tops: dict[str, int],
+        *,
+        allowed_lag_ms: int,
+        idle_timeout_ms: int,
+        now_ms: int,
+    ) -> None:
+        """A source read partitions this epoch: ``owners`` names each partition's processor,
+        ``tops`` the greatest event time of the records each partition gave (none: no record).
+
+        A partition's watermark is its greatest event time seen minus ``allowed_lag_ms``; a
+        partition without records for ``idle_timeout_ms`` (its clock starts when the source
+        first sees it) is idle until it has records again. A processor forwards the minimum
+        over its non-idle partitions when that grows (a partition without any record yet
+        holds it back), and never goes back: a partition that wakes below it holds the
+        minimum until it catches up. A processor whose partitions are all idle, or that has
+        none, is idle; as its last partitions become idle it forwards the greatest of their
+        watermarks first (Jet's ``EventTimeMapper``: with the epochs' clock, partitions
+        usually become idle together, and the last minimum would be stale)."""
+        parts = self.partitions.setdefault(vertex, {})
+        for name in owners:
+            marks = parts.setdefault(name, PartitionMarks())
+            top = tops.get(name)
+            if top is not None:
+                marks.last_ms, marks.idle = now_ms, False
+                marks.top = top if marks.top is None else max(marks.top, top)
+                continue
+            if marks.last_ms is None:
+                marks.last_ms = now_ms  # the idle clock starts when the partition is seen
+            marks.idle = now_ms - marks.last_ms >= idle_timeout_ms
+        for g, processor in enumerate(self.marks[vertex]):
+            owned = [parts[name] for name, owner in owners.items() if owner == g]
+            active = [m for m in owned if not m.idle]
+            processor.idle = not active
+            seen = [m.top for m in owned if m.top is not None]
+            if seen:
+                processor.top_observed = max(seen)
+            stamps = [m.last_ms for m in owned if m.last_ms is not None]
+            if stamps:
+                processor.last_item_ms = max(stamps)
+            # All idle: the greatest watermark first, as Jet's ``EventTimeMapper`` does.
+            greatest = max(seen) if seen else None
+            lowest = min_or_none([m.top for m in active]) if active else greatest
+            if lowest is not None:
+                candidate = lowest - allowed_lag_ms
+                if processor.forwarded is None or candidate > processor.forwarded:
+                    self.forward(vertex, g, candidate)
+            processor.coalesced = processor.forwarded
+
     def coalesce(self, plan: ExecutionPlan, vertex: str) -> dict[int, int | None]:
         """Each processor of ``vertex`` takes the minimum of its non-idle upstream marks."""
         receiver = plan.vertex(vertex)
@@ -145,9 +219,15 @@ class WatermarkTracker:
     # --- snapshots -------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             name: [vars(m).copy() for m in marks_list] for name, marks_list in self.marks.items()
         }
+        if self.partitions:
+            data[PARTITIONS] = {
+                vertex: {name: vars(m).copy() for name, m in parts.items()}
+                for vertex, parts in self.partitions.items()
+            }
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], plan: ExecutionPlan) -> WatermarkTracker:
@@ -167,6 +247,13 @@ class WatermarkTracker:
                 tracker.marks[vertex.name] = [
                     ProcessorMarks(**vars(lowest)) for _ in range(vertex.parallelism)
                 ]
+        # Partitions' marks do not depend on the parallelism: each goes on as it was.
+        names = {vertex.name for vertex in plan.vertices}
+        for vertex_name, parts in data.get(PARTITIONS, {}).items():
+            if vertex_name in names:
+                tracker.partitions[vertex_name] = {
+                    name: PartitionMarks(**m) for name, m in parts.items()
+                }
         return tracker
 
 
