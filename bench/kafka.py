@@ -327,6 +327,8 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
     from jetspark.queue.keys import Keys
     from jetspark.settings import DagLimits
 
+    # Submission checks the DAG's cluster and topics against this process's setting too.
+    os.environ["JETSPARK_KAFKA_CLUSTERS"] = clusters(bootstrap)
     source, target = create_topic(bootstrap, "in"), create_topic(bootstrap, "out")
     produce_events(bootstrap, source, args.chaos_events)
     total = args.chaos_events + PARTITIONS
