@@ -13,7 +13,7 @@ COMPILE := $(UV) pip compile pyproject.toml --quiet --universal --python-version
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: jdbc-driver docs examples bench-scale bench-snapshot-store bench-latency bench-webhooks install lock lock-upgrade browser up test unit lint typecheck openapi client bench bench-status-reads bench-rate-limit bench-validation bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api clean
+.PHONY: jdbc-driver docs examples bench-scale bench-snapshot-store bench-latency bench-webhooks install lock lock-upgrade browser up test unit lint typecheck openapi client bench bench-status-reads bench-rate-limit bench-validation bench-stack bench-engine bench-processors bench-streaming bench-chaos bench-metrics bench-faults bench-api bench-jdbc bench-kafka clean
 
 # The venv holds exactly the dev lock (uv, itself pinned there, syncs it: seconds from its
 # cache), then the project itself, editable and without resolving anything.
@@ -100,7 +100,8 @@ examples: install
 # `make bench` runs every one in turn: well over an hour on two cores.
 BENCHES := bench-status-reads bench-api bench-stack bench-engine bench-latency bench-scale \
 	bench-processors bench-metrics bench-streaming bench-chaos bench-faults \
-	bench-snapshot-store bench-webhooks bench-rate-limit bench-validation
+	bench-snapshot-store bench-webhooks bench-rate-limit bench-validation bench-jdbc \
+	bench-kafka
 bench: $(BENCHES)
 
 # Status reads/s and latency, submissions/s, idle memory of `jetspark up` (baseline /healthz).
@@ -166,3 +167,13 @@ bench-rate-limit: install
 # Validation time of the largest DAG the limits allow against a small one of the same shape.
 bench-validation: install
 	$(BIN)/python -m bench.validation_size
+
+# A 5M-row table read (split on its key), grouped and written back: source.jdbc -> aggregate
+# -> sink.jdbc through the server vs spark.read.jdbc/df.write.jdbc, same partitions (ratio).
+bench-jdbc: install
+	$(BIN)/python -m bench.jdbc
+
+# Kafka (a Tansu broker): events/s topic -> keyed tumbling window -> topic, exactly-once vs
+# none; a worker SIGKILLed mid-stream: lost and duplicated windows in the output topic.
+bench-kafka: install
+	$(BIN)/python -m bench.kafka
