@@ -23,7 +23,7 @@ worker produces its windows again (a transactional sink is not built: see SPEC Â
 from __future__ import annotations
 
 from jetspark.sdk import DAG, Edge
-from jetspark.sdk.script import main
+from launcher.script import main
 
 CLUSTER = "events"
 SOURCE, TARGET = "clicks", "clicks-per-second"

@@ -26,9 +26,9 @@ from examples import (
 )
 from jetspark.queue.keys import Keys
 from tests.jdbc.conftest import PASSWORD_ENV, Db
-from worker.local_run import LOCAL_PRINCIPAL, LocalRun, run_local
 from tests.kafka.broker import kafka_broker
 from tests.kafka.test_broker import read_all
+from worker.local_run import LOCAL_PRINCIPAL, LocalRun, run_local
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.stem.startswith("_"))
