@@ -210,3 +210,48 @@ def test_plans_stored_before_are_upgraded_to_the_one_the_engine_runs(
         assert (source.role, source.bounded, source.endless) == ("source", False, True)
         assert sink.touches.redis_names == ["s"] and sink.role == "sink"
         assert upgraded.name == "old" and upgraded.config.members == 2
+
+
+def test_jobs_naming_the_old_example_processors_package_name_the_new_one(
+    empty_database_url: str,
+) -> None:
+    """0015: a stored job's ``jetspark.processors`` (a ``class``, a ``python:`` partitioner)
+    reads ``jetspark.example_processors``, in its definition and its plan, and back on a
+    downgrade; a module of the user's own that merely ends so is left alone."""
+    url = empty_database_url
+    upgrade(url, "0014")
+    old = {
+        "vertex": {"processor": "python", "params": {"class": "jetspark.processors.enrich:X"}},
+        "edge": {"partitioner": "python:jetspark.processors.parts:by_key"},
+        "mine": {"class": "myjetspark.processors.enrich:X"},
+    }
+    engine = create_engine(normalize_url(url))
+    job_id = uuid.uuid4()
+
+    def stored() -> tuple[Any, Any]:
+        with engine.connect() as conn:
+            row = conn.execute(text("SELECT definition, plan FROM jobs")).one()
+        return row[0], row[1]
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO jobs (id, name, principal, definition, plan, status, attempt,"
+                    " version, fencing_token, items_in, items_out) VALUES (:id, 'old',"
+                    " 'alice', CAST(:d AS jsonb), CAST(:d AS jsonb), 'QUEUED', 1, 1, 0, 0, 0)"
+                ),
+                {"id": job_id, "d": json.dumps(old)},
+            )
+        upgrade(url, "0015")
+        definition, plan = stored()
+        assert definition == plan
+        assert definition["vertex"]["params"]["class"] == "jetspark.example_processors.enrich:X"
+        assert (
+            definition["edge"]["partitioner"] == "python:jetspark.example_processors.parts:by_key"
+        )
+        assert definition["mine"] == old["mine"]
+        downgrade(url, "0014")
+        assert stored() == (old, old)
+    finally:
+        engine.dispose()
