@@ -15,7 +15,7 @@ import pytest
 
 from tests.api.browser import serious_violations
 from tests.api.test_snapshot_history import counted_stream
-from tests.api.test_status_page import open_job, page, texts, wait_for_status, wait_for_text
+from tests.api.test_status_page import open_job, page, texts, wait_for_status
 from worker.loop import Worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -64,7 +64,12 @@ def test_a_streams_snapshot_history_and_timeline_and_its_1970s_event_time(
     # The timeline: the attempt's phases (stored at its first snapshot) and its snapshots.
     page.reload()
     page.wait_for_selector("#timeline-box:not([hidden]) #timeline .phase")
-    wait_for_text(page, "#timeline .phase text", "snapshot", timeout_s=60)
+    # The history comes after the timings: wait for its bars, not for "first snapshot".
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#timeline .phase')]"
+        ".some(g => /^snapshot \\d+: committed$/.test(g.dataset.phase))",
+        timeout=60_000,
+    )
     phases = page.eval_on_selector_all("#timeline .phase", "gs => gs.map(g => g.dataset.phase)")
     for phase in ("waiting in the queue", "planning", "first epoch", "first snapshot"):
         assert phase in phases, phases

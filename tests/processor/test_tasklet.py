@@ -119,4 +119,5 @@ def test_a_cooperative_processor_that_blocks_is_counted_as_overrunning(cooperati
     metrics = tasklet.run()
     assert metrics.cooperative is cooperative
     # Non-cooperative processors may block (they have a thread of their own, as in Jet).
-    assert metrics.overruns == (2 if cooperative else 0)
+    # Each blocking process() overruns; on a loaded machine another call may too.
+    assert metrics.overruns >= 2 if cooperative else metrics.overruns == 0
