@@ -259,7 +259,9 @@ class _Stream:
                 self.await_commit()  # the last snapshot: the next worker starts from it
                 raise JobHandedOver(f"job {self.job_id} handed over after epoch {epoch}")
             epoch += 1
-            profile = EpochProfile(epoch, sampled=self.profiles.sampled(epoch, self.restarted_at))
+            profile = EpochProfile(
+                epoch=epoch, sampled=self.profiles.sampled(epoch, self.restarted_at)
+            )
             planning = time.monotonic()
             ranges = None
             if self.exactly_once and self.control.epochs is not None:
@@ -490,7 +492,7 @@ class _Stream:
         profile: EpochProfile | None = None,
     ) -> None:
         """On the commit thread: write the snapshot's state, then commit the epoch."""
-        profile = profile if profile is not None else EpochProfile(epoch)
+        profile = profile if profile is not None else EpochProfile(epoch=epoch)
         writing = time.monotonic()
         record = None if snapshot is None else self.write_snapshot(epoch, state, snapshot)
         if record is not None:

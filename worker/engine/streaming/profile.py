@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from pydantic import Field
+
+from jetspark.metrics.epochs import EpochTiming
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -40,35 +42,17 @@ SNAPSHOT_DESCRIPTION = "jetspark snapshot"
 an epoch's Spark jobs are told from the previous snapshot's running beside them."""
 
 
-@dataclass
-class EpochProfile:
-    """One epoch's seconds per phase (see the module), its items and state written."""
+class EpochProfile(EpochTiming):
+    """One epoch's seconds per phase (see the module), its items and state written, and what
+    measuring it needs (not stored)."""
 
-    epoch: int
-    items: int = 0
-    """Items the sources emitted this epoch."""
-    plan_s: float = 0.0
-    run_s: float = 0.0
-    checkpoint_s: float = 0.0
-    await_commit_s: float = 0.0
-    snapshot_s: float | None = None
-    """Writing the state to the snapshot store (None: the epoch took no snapshot)."""
-    state_rows: int | None = None
-    state_bytes: int | None = None
-    commit_s: float = 0.0
-    spark_jobs: int | None = None
-    """The epoch's Spark jobs (None: this epoch was not sampled)."""
-    spark_stages: int | None = None
-    spark_s: float | None = None
-    driver_s: float | None = None
-    sampled: bool = False
-    """Its Spark jobs are listed (not stored)."""
-    job_ids: set[int] = field(default_factory=set)
-    """Spark job ids launched while the epoch ran (sampled epochs only; not stored)."""
+    sampled: bool = Field(default=False, exclude=True)
+    """Its Spark jobs are listed."""
+    job_ids: set[int] = Field(default_factory=set, exclude=True)
+    """Spark job ids launched while the epoch ran (sampled epochs only)."""
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["job_ids"], data["sampled"]
+        data = self.model_dump()
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in data.items()}
 
 
@@ -138,9 +122,7 @@ class EpochProfiles:
 def summary(epochs: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians of the steady epochs' phases (all but the first ``FIRST``), for a report."""
     steady = epochs[FIRST:] or epochs
-    keys = ("items", "plan_s", "run_s", "checkpoint_s", "await_commit_s", "snapshot_s",
-            "commit_s", "spark_jobs", "spark_stages", "spark_s", "driver_s", "state_rows",
-            "state_bytes")  # fmt: skip
+    keys = [key for key in EpochTiming.model_fields if key != "epoch"]
     found: dict[str, Any] = {}
     for key in keys:
         values = sorted(e[key] for e in steady if e.get(key) is not None)
