@@ -65,9 +65,9 @@ jdbc-driver:
 	    "(or put a PostgreSQL JDBC jar in JETSPARK_JDBC_DRIVER_JARS); source.jdbc/sink.jdbc jobs fail" \
 	    "naming the missing driver and their tests are skipped"; fi; }
 
-# The tests in PYTEST_WORKERS processes (pytest-xdist; 2 by default, for two cores), a test
-# file to a process, each with its own embedded servers and SparkSession; 0: in one process.
-PYTEST_WORKERS ?= 2
+# PYTEST_WORKERS=2: the tests in two processes (pytest-xdist), a test file to a process, each
+# with its own embedded servers and SparkSession; 0 (the default): in one process.
+PYTEST_WORKERS ?= 0
 test: lint typecheck browser jdbc-driver
 	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
 

@@ -240,7 +240,7 @@ def test_a_module_outside_the_allow_list_is_refused_at_run_time(spark: SparkSess
         results_cap=10,
         allowed_modules=("mycompany.processors",),  # the worker's setting, not the API's
     )
-    with pytest.raises(ProcessorNotAllowed, match=r"jetspark\.processors"):
+    with pytest.raises(ProcessorNotAllowed, match=r"jetspark\.example_processors"):
         PythonOp().apply(context)
 
 
