@@ -93,7 +93,9 @@ def connect(url: str, *, cluster: bool | None = None, **options: Any) -> RedisCl
 
 
 def connect_async(url: str, *, cluster: bool | None = None, **options: Any) -> AsyncRedisClient:
-    """The asyncio twin of ``connect``."""
+    """The asyncio twin of ``connect``. Its reads wait up to 15 s (redis-py's asyncio
+    default is 5 s, under a blocking read's own timeout: an SSE stream's XREAD BLOCK)."""
+    options.setdefault("socket_timeout", 15)
     if cluster is None:
         cluster = cluster_mode()
     if cluster:

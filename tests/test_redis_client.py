@@ -171,3 +171,24 @@ def test_commands_whose_keys_move_go_on_when_the_default_node_is_lost(
 )
 def test_a_cluster_moving_is_an_outage_to_wait_out(error: Exception, outage: bool) -> None:
     assert is_outage(error) is outage
+
+
+def test_an_async_blocking_read_outlasts_the_sse_ping_interval(redis_url: str) -> None:
+    """The SSE reader blocks on XREAD for ``PING_S``: redis-py's asyncio client gave up after
+    its own 5 s default, which closed the stream of any job queued for longer."""
+    from api.routers.events import PING_S
+
+    async def blocked_read() -> float:
+        client = connect_async(redis_url, cluster=False, decode_responses=True)
+        try:
+            began = time.monotonic()
+            reply = await client.xread({f"nothing-{uuid.uuid4()}": "0-0"}, block=6_000)
+            assert not reply
+            return time.monotonic() - began
+        finally:
+            await client.aclose()
+
+    plain = connect_async(redis_url, cluster=False)
+    assert isinstance(plain, redis.asyncio.Redis)
+    assert plain.connection_pool.connection_kwargs["socket_timeout"] > PING_S
+    assert asyncio.run(blocked_read()) >= 5.9

@@ -196,6 +196,13 @@ class EventStream:
             if block_ms:
                 await asyncio.sleep(block_ms / 1000)  # what the blocking read would have waited
             return []
+        except (aioredis.ConnectionError, aioredis.TimeoutError) as error:
+            # Redis blinked: the status events (PostgreSQL) go on; the stream is read again
+            # from the same cursor at the next turn, so nothing of it is lost.
+            log.info("job event stream unreachable", key=self.stream, error=str(error)[:200])
+            if block_ms:
+                await asyncio.sleep(min(block_ms / 1000, 1.0))
+            return []
         # RESP2 answers [[stream, entries]], RESP3 {stream: entries}.
         streams = reply.items() if isinstance(reply, dict) else (reply or [])
         found: list[ServerSentEvent] = []
