@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,8 @@ import redis
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
+from jetspark.jdbc.connections import JdbcConnections
+from jetspark.kafka.clusters import KafkaClusters
 from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job
 from jetspark.jobs import service
@@ -102,10 +104,23 @@ def start_worker(
 
 
 def submit(
-    sessions: sessionmaker[Session], client: redis.Redis, keys: Keys, body: dict[str, object]
+    sessions: sessionmaker[Session],
+    client: redis.Redis,
+    keys: Keys,
+    body: dict[str, object],
+    settings: Mapping[str, str] | None = None,
 ) -> uuid.UUID:
+    """Accept ``body`` as the API would (JDBC connections and Kafka clusters named by the
+    workers' ``settings``: this process's environment does not hold them) and announce it."""
+    settings = settings or {}
     with sessions() as session:
-        job = service.submit_job(session, spec=JobSpec.model_validate(body), limits=DagLimits())
+        job = service.submit_job(
+            session,
+            spec=JobSpec.model_validate(body),
+            limits=DagLimits(),
+            connections=JdbcConnections.parse(settings.get("JETSPARK_JDBC_CONNECTIONS")),
+            clusters=KafkaClusters.parse(settings.get("JETSPARK_KAFKA_CLUSTERS")),
+        )
         stream.announce(client, keys, job.job.id)
         return job.job.id
 

@@ -103,7 +103,7 @@ def test_a_table_stream_survives_sigkilled_workers_exactly_once(
         what="both workers heartbeating",
         every_s=0.5,
     )
-    job_id = submit(sessions, redis_client, keys, stream(db))
+    job_id = submit(sessions, redis_client, keys, stream(db), settings)
     seen = 0
     for kill in range(KILLS):
 

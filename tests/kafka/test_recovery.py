@@ -71,7 +71,7 @@ def test_a_kafka_stream_survives_a_sigkilled_worker_exactly_once(
     sink = {"processor": "sink.jdbc", "params": {"connection": "main", "table": db.table("nums")}}
     body = topic_job(topic, sink, "exactly_once")
     body["config"]["members"] = 1
-    job_id = submit(sessions, redis_client, keys, body)
+    job_id = submit(sessions, redis_client, keys, body, settings)
 
     def progressed(j: Job) -> bool:
         assert j.status in {"QUEUED", "STARTING", "RUNNING"}, (
