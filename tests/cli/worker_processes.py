@@ -16,11 +16,11 @@ import redis
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.dag.model import JobSpec
-from jetspark.jdbc.connections import JdbcConnections
-from jetspark.kafka.clusters import KafkaClusters
 from jetspark.db.engine import make_engine
 from jetspark.db.tables import Job
+from jetspark.jdbc.connections import JdbcConnections
 from jetspark.jobs import service
+from jetspark.kafka.clusters import KafkaClusters
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits
