@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _pytest.nodeid import NodeId
 import redis
 from fastapi import FastAPI
 from pyspark.sql import SparkSession
@@ -23,6 +24,16 @@ from jetspark.settings import ApiSettings, JdbcSettings, KafkaSettings, WorkerSe
 from tests.live_server import live_server
 from worker.engine import run_job
 from worker.loop import Worker
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give each schemathesis operation test its own node id. Schemathesis names them
+    ``test[GET /path]`` but leaves every node id at the bare function's, and pytest-xdist
+    runs one item per node id: with two processes only the first operation was fuzzed."""
+    for item in items:
+        if type(item).__name__ == "SchemathesisFunction" and not item.nodeid.endswith("]"):
+            # pytest 9 keeps the id structured (``Node._id``); schemathesis sets the old field
+            item._id = NodeId.parse(f"{item.nodeid}[{item.name.partition('[')[2]}")
 
 TOKEN = "test-token-1"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
