@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from _pytest.nodeid import NodeId
 import redis
+from _pytest.nodeid import NodeId
 from fastapi import FastAPI
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
