@@ -66,7 +66,7 @@ class ApiProcess:
 
 @contextmanager
 def api_process(
-    settings: Mapping[str, str], log_dir: Path, *, workers: int = 1, deadline_s: float = 60.0
+    settings: Mapping[str, str], log_dir: Path, *, workers: int = 1, deadline_s: float = 120.0
 ) -> Iterator[ApiProcess]:
     """``jetspark api`` on a free loopback port with ``settings`` (``JETSPARK_*``) as its
     only jetspark environment; yielded once ``/readyz`` answers 200, stopped (SIGTERM, then

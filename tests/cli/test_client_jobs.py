@@ -199,6 +199,11 @@ def test_a_stream_is_suspended_resumed_snapshotted_restarted_and_cancelled(
                 lambda: status() == "RUNNING" and client.get(job_id).attempt > attempt,
                 what="running as a new attempt",
             )
+
+            def claims_logged() -> bool:  # the worker logs the claim after marking it RUNNING
+                return ok(run(stack, "logs", job_id)).count(" job claimed") >= 3
+
+            poll(claims_logged, what="the third claim in the job's log")
             assert ok(run(stack, "cancel", job_id)).split() == [job_id, "CANCELLED"]
             out, err = following.communicate(timeout=120)
             assert following.returncode == 0, err
