@@ -35,6 +35,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             # pytest 9 keeps the id structured (``Node._id``); schemathesis sets the old field
             item._id = NodeId.parse(f"{item.nodeid}[{item.name.partition('[')[2]}")
 
+
 TOKEN = "test-token-1"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "word-count.json"
 WAREHOUSE = {"url": "jdbc:postgresql://127.0.0.1:5432/test", "principals": ["*"]}
