@@ -237,8 +237,13 @@ class StreamSettings(BaseSettings):
     epoch_interval_ms: int = 1000
     """Epoch length of streaming jobs whose config sets no ``epoch_interval_ms``; snapshots
     are taken apart from epochs, every ``snapshot_interval_ms``."""
-    max_items_per_epoch: int = 2_000_000
+    max_items_per_epoch: int = Field(default=2_000_000, ge=1)
     """What a source may read in one epoch at most (a backlog is worked off over several)."""
+    epoch_target_ms: int = Field(default=1000, ge=0, le=600_000)
+    """How long an epoch of a backlogged stream should take (at least its epoch interval):
+    each source's items per epoch follow the time the last full epochs took, up to
+    ``max_items_per_epoch``, so the next snapshot and results are never far away (as
+    Flink's buffer debloating aims at 1 s); 0: every epoch may read ``max_items_per_epoch``."""
     snapshot_history: int = Field(default=100, ge=1, le=10_000)
     """Snapshots kept per job in its snapshot history (``GET /v1/jobs/{id}/snapshots``):
     committed, failed and abandoned ones, the newest first; older records are dropped."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import RunDag, job_body, run_runnable
 from worker.engine import JobControl, RunnableJob
+from worker.engine.streaming.epoch_size import FIRST_EPOCH_ITEMS
 
 pytestmark = pytest.mark.spark
 
@@ -183,3 +185,33 @@ def test_each_epoch_says_where_its_time_went(
         assert e["snapshot_s"] is not None and e["state_rows"] is not None
     assert epochs[-1]["state_rows"] == 0  # the last epoch emitted every window
     assert any(e["state_rows"] > 0 and e["state_bytes"] > 0 for e in epochs)
+
+
+def _epochs_of(spark: SparkSession, body: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = JobSpec.model_validate(body)
+    job = RunnableJob(
+        id=uuid.uuid4(),
+        attempt=1,
+        definition=spec.as_json(),
+        plan=build_plan(validate_job(spec)).model_dump(mode="json"),
+    )
+    control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
+    run_runnable(spark, job, control)
+    epochs: list[dict[str, Any]] = control.timings["epochs"]
+    return epochs
+
+
+def test_a_backlog_is_read_in_epochs_sized_by_time(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All 250,000 items are due at once: with the default target the attempt's first epoch
+    reads 100,000 and each next one at most twice the last; with the target off, one epoch
+    reads everything (max_items_per_epoch is 2,000,000)."""
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1")
+    body = windowed_body({"type": "tumbling", "size_ms": 1000}, count=250_000)
+    del body["dag"]["vertices"][0]["params"]["rate_per_s"]  # every item due at once
+    read = [e["items"] for e in _epochs_of(spark, body) if e["items"]]
+    assert read[0] == FIRST_EPOCH_ITEMS and sum(read) == 250_000, read
+    assert all(b <= 2 * a for a, b in pairwise(read)), read
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_TARGET_MS", "0")
+    assert [e["items"] for e in _epochs_of(spark, body) if e["items"]] == [250_000]

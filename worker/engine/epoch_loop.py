@@ -45,6 +45,7 @@ from worker.engine.ops.table import ops_for
 from worker.engine.routing import SLOT, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.streaming.backups import BackupWatch, fewest
+from worker.engine.streaming.epoch_size import EpochSizer
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.profile import SNAPSHOT_DESCRIPTION, EpochProfile, EpochProfiles
 from worker.engine.streaming.scope import EpochScope
@@ -82,6 +83,11 @@ class _Stream:
         self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
         self.interval_ms = self.config.epoch_interval_ms or self.settings.epoch_interval_ms
         """Epochs run this often whatever the guarantee: results flow at this pace."""
+        target_ms = self.settings.epoch_target_ms
+        if target_ms:  # an epoch shorter than the interval would only wait out the rest
+            target_ms = max(target_ms, self.interval_ms)
+        self.sizer = EpochSizer(self.settings.max_items_per_epoch, target_ms / 1000)
+        """What a source may read in the next planned epoch (``epoch_size``)."""
         self.snapshot_s = self.config.snapshot_interval_ms / 1000
         self.snapshot_due = 0.0
         """When the next snapshot is due (``time.monotonic``); the first epoch takes one."""
@@ -268,6 +274,7 @@ class _Stream:
                 ranges = self.durable(self.control.epochs.planned_ranges, epoch)
                 if ranges is not None:
                     self.job_t0_ms = int(ranges.get("__job_t0_ms", self.job_t0_ms))
+            replayed = ranges is not None
             if ranges is None:
                 # Handing over, one more epoch ends at a snapshot, without waiting.
                 if not handover and self._interrupted(max(0.0, next_start - time.monotonic())):
@@ -312,7 +319,11 @@ class _Stream:
                 else:
                     run_vertices(execution)
                 profile.run_s = time.monotonic() - began
-                self.barrier(scope, offsets, execution.counters.counts(), profile, jobs_before)
+                counts = execution.counters.counts()
+                self.barrier(scope, offsets, counts, profile, jobs_before)
+                if not replayed:  # a replay read what the lost attempt planned
+                    read = [counts[s].items_out for s in self.sources if s in counts]
+                    self.sizer.observe(read, time.monotonic() - planning)
             finally:
                 execution.release()
             log.debug(
@@ -350,9 +361,7 @@ class _Stream:
     def plan_ranges(self, offsets: dict[str, Any]) -> dict[str, Any]:
         now = _now_ms()
         ranges: dict[str, Any] = {
-            s: self.planners[s].plan(
-                self.plan.vertex(s).params, offsets[s], now, self.settings.max_items_per_epoch
-            )
+            s: self.planners[s].plan(self.plan.vertex(s).params, offsets[s], now, self.sizer.cap)
             for s in self.sources
         }
         ranges["__now_ms"] = now
