@@ -21,11 +21,12 @@ from worker.loop import Worker
 
 pytestmark = pytest.mark.spark
 
-COUNT = 2400
+COUNT = 6000
+"""20 s of numbers: a Spark job stalled for seconds on a loaded machine still leaves epochs."""
 
 
 def paced_stream(guarantee: str) -> dict[str, Any]:
-    """2,400 numbers at 300/s, in epochs of 200 ms, a snapshot every 5 s."""
+    """6,000 numbers at 300/s, in epochs of 200 ms, a snapshot every 5 s."""
     return {
         "name": f"paced-{guarantee}",
         "dag": {

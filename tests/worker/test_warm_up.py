@@ -3,7 +3,6 @@ the real SparkSession, then leaves nothing behind (no files, no map, no snapshot
 
 from __future__ import annotations
 
-import glob
 import tempfile
 from pathlib import Path
 
@@ -28,7 +27,9 @@ def test_the_warm_up_runs_every_sink_and_leaves_nothing(
     # default root, the temporary directory, hid that a real `jetspark up` refused it).
     monkeypatch.setenv("JETSPARK_DATA_ROOTS", str(tmp_path / "data"))
     namespace = f"{redis_namespace}-warm-up"
-    before = set(glob.glob(f"{tempfile.gettempdir()}/jetspark-warm-up-*"))
+    # A temporary directory of this test's own: other test processes' workers warm up too.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     with capture_logs() as lines:
         seconds = warm_up(spark, RedisTarget(redis_url, namespace))
     assert seconds > 0
@@ -38,4 +39,4 @@ def test_the_warm_up_runs_every_sink_and_leaves_nothing(
     # The stream wrote to its map under the warm-up's own principal, and that map is gone.
     assert not list(redis_client.scan_iter(f"{namespace}:*")), "the warm-up left keys"
     assert PRINCIPAL != "legacy"
-    assert set(glob.glob(f"{tempfile.gettempdir()}/jetspark-warm-up-*")) == before
+    assert not list((tmp_path / "tmp").iterdir()), "the warm-up left files"
