@@ -338,16 +338,7 @@ def run(
             f" ({split})",
             flush=True,
         )
-        for profile in (after.timings or {}).get("epochs", [])[:3]:
-            print(f"    first epochs: {epoch_line(profile)}", flush=True)
     return report(args, workers, kills, sessions, client, keys, job_id, map_name, out_dir)
-
-
-def epoch_line(profile: dict[str, Any]) -> str:
-    """One epoch's profile (``jetspark.metrics.epochs.EpochTiming``) in a line."""
-    parts = ("items", "plan_s", "run_s", "spark_s", "checkpoint_s", "snapshot_s", "commit_s")
-    shown = "  ".join(f"{k} {profile[k]}" for k in parts if profile.get(k) is not None)
-    return f"epoch {profile['epoch']}: {shown}"
 
 
 def phases_of(timings: dict[str, Any], killed: datetime) -> dict[str, float]:
