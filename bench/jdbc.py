@@ -74,7 +74,7 @@ def load(engine: Engine, rows: int, keys: int) -> float:
         conn.execute(
             text(
                 f"INSERT INTO {SOURCE} SELECT g, (g * 7919) % :keys, g % 1000 - 100"
-                " FROM generate_series(1, :rows) g"
+                " FROM generate_series(CAST(1 AS BIGINT), :rows) g"  # g * 7919 passes 2^31
             ),
             {"keys": keys, "rows": rows},
         )
