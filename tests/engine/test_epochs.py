@@ -153,13 +153,9 @@ def test_windows_over_epochs_equal_a_python_reference(
     assert got == expected
 
 
-def test_each_epoch_says_where_its_time_went(
-    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1")
-    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "400")
-    body = windowed_body({"type": "tumbling", "size_ms": 50}, count=1200)
-    body["config"].update(processing_guarantee="exactly_once", snapshot_interval_ms=1)
+def _epochs_of(spark: SparkSession, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run ``body`` in its own Spark job group (the sampled epochs list its Spark jobs) and
+    return its epochs' profiles."""
     spec = JobSpec.model_validate(body)
     job = RunnableJob(
         id=uuid.uuid4(),
@@ -173,7 +169,18 @@ def test_each_epoch_says_where_its_time_went(
         run_runnable(spark, job, control)
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-    epochs = control.timings["epochs"]
+    epochs: list[dict[str, Any]] = control.timings["epochs"]
+    return epochs
+
+
+def test_each_epoch_says_where_its_time_went(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1")
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "400")
+    body = windowed_body({"type": "tumbling", "size_ms": 50}, count=1200)
+    body["config"].update(processing_guarantee="exactly_once", snapshot_interval_ms=1)
+    epochs = _epochs_of(spark, body)
     assert [e["epoch"] for e in epochs] == list(range(1, len(epochs) + 1))  # all kept (< 13)
     assert sum(e["items"] for e in epochs) == 1200
     for e in epochs[:3]:  # the first epochs are sampled: their Spark jobs are listed
@@ -185,20 +192,6 @@ def test_each_epoch_says_where_its_time_went(
         assert e["snapshot_s"] is not None and e["state_rows"] is not None
     assert epochs[-1]["state_rows"] == 0  # the last epoch emitted every window
     assert any(e["state_rows"] > 0 and e["state_bytes"] > 0 for e in epochs)
-
-
-def _epochs_of(spark: SparkSession, body: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = JobSpec.model_validate(body)
-    job = RunnableJob(
-        id=uuid.uuid4(),
-        attempt=1,
-        definition=spec.as_json(),
-        plan=build_plan(validate_job(spec)).model_dump(mode="json"),
-    )
-    control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())
-    run_runnable(spark, job, control)
-    epochs: list[dict[str, Any]] = control.timings["epochs"]
-    return epochs
 
 
 def test_a_backlog_is_read_in_epochs_sized_by_time(
