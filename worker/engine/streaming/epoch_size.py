@@ -2,9 +2,9 @@
 the epoch, and with it the next snapshot, ends about ``target_s`` after it starts.
 
 An epoch is the engine's snapshot barrier: nothing commits until it ends. With a fixed cap,
-a backlogged stream ran epochs as long as the cap made them (2 M items: ~8 s on one core),
-so a takeover waited for a replayed epoch of that size before its first snapshot, and every
-result waited as long. Flink sizes its in-flight buffers the same way, so a checkpoint
+a backlogged stream ran epochs as long as the cap made them (2 M items by default, many
+seconds of work on a small machine), so a takeover waited for a replayed epoch of that size
+before its first snapshot, and every result waited as long. Flink sizes its in-flight buffers the same way, so a checkpoint
 barrier passes in about a second (buffer debloating, 1 s target); here the cap of the next
 epoch follows the time the last full ones took.
 
