@@ -4,9 +4,9 @@ the epoch, and with it the next snapshot, ends about ``target_s`` after it start
 An epoch is the engine's snapshot barrier: nothing commits until it ends. With a fixed cap,
 a backlogged stream ran epochs as long as the cap made them (2 M items by default, many
 seconds of work on a small machine), so a takeover waited for a replayed epoch of that size
-before its first snapshot, and every result waited as long. Flink sizes its in-flight buffers the same way, so a checkpoint
-barrier passes in about a second (buffer debloating, 1 s target); here the cap of the next
-epoch follows the time the last full ones took.
+before its first snapshot, and every result waited as long. Flink sizes its in-flight
+buffers the same way, so a checkpoint barrier passes in about a second (buffer debloating,
+1 s target); here the cap of the next epoch follows the time the last full ones took.
 
 A new attempt starts at ``FIRST_EPOCH_ITEMS`` and at most doubles per epoch (a cold JVM's
 first epochs are slow, and a small first epoch commits a takeover's snapshot soon). An epoch
