@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from jetspark.settings import ApiSettings
+from tests.api.test_events import follow, read_events, take
 from tests.faults.conftest import OwnPostgres, OwnRedis
 from tests.live_server import live_server
 
@@ -120,6 +121,28 @@ def test_redis_down_submissions_are_accepted_and_reads_work(
 
     own_redis.restart_empty(during=submit_while_down)
     assert accepted and http.get("/readyz").status_code == 200
+
+
+def test_an_open_event_stream_outlives_a_redis_that_never_comes_back(
+    http: httpx.Client, own_redis: OwnRedis
+) -> None:
+    """The job's status events come from PostgreSQL: with Redis gone for good under an open
+    SSE stream, the stream stays open, and a cancel made meanwhile still reaches it and ends
+    it (the stream's Redis part is read again at each turn, never fatal)."""
+    job_id = http.post("/v1/jobs", json=word_count()).json()["id"]
+    try:
+        with follow(http, job_id) as response:
+            events = read_events(response)
+            (queued,) = take(events, 1)
+            assert queued.data["to_status"] == "QUEUED"
+            own_redis.stop()  # not restarted until the stream has ended
+            cancelled = http.post(f"/v1/jobs/{job_id}/cancel")
+            assert cancelled.status_code == 200, cancelled.text
+            status, end = take(events, 2, deadline_s=60)
+        assert status.data["to_status"] == "CANCELLED"
+        assert end.kind == "end"
+    finally:
+        own_redis.start()
 
 
 def test_an_unexpected_error_is_a_problem_500_with_an_id(http: httpx.Client) -> None:
