@@ -7,11 +7,12 @@ database and its own Redis namespace, so concurrent runs never see each other's 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,22 @@ os.environ.setdefault("JETSPARK_DATA_ROOTS", tempfile.gettempdir())
 os.environ.setdefault("JETSPARK_RETENTION_ENABLED", "false")
 
 RUN_ID = uuid.uuid4().hex[:10]
+LOCKS = Path(tempfile.gettempdir())
+
+
+@pytest.hookimpl(tryfirst=True, wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """One test at a time, across pytest-xdist's processes, starts worker processes of its own
+    (``start_worker``): each is written for two cores' worth of Spark JVMs starting, warming up
+    and being killed, and four starting at once missed a 300 s cold-start deadline. The lock
+    is taken before pytest-timeout's timer starts: waiting is not the test's own time."""
+    workerinput = getattr(item.config, "workerinput", None)
+    if workerinput is None or "start_worker" not in getattr(item, "fixturenames", ()):
+        return (yield)
+    lock = LOCKS / f"jetspark-tests-{workerinput['testrunuid']}-worker-processes.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # blocks while the other process's test runs
+        return (yield)  # closing the file releases the lock
 
 
 @pytest.fixture(scope="session")

@@ -26,12 +26,11 @@ from jetspark.queue.keys import Keys
 from tests.bare_python import bare_python, lacks
 from tests.cli.conftest import EXAMPLE, log_of, poll
 from tests.cli.worker_processes import (
-    COLD_START_DEADLINE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     read_job,
     submit,
+    wait_heartbeating,
 )
 from tests.standalone import standalone_cluster
 from tests.worker.test_streaming import tumbling_reference, windowed_stream
@@ -141,12 +140,7 @@ def test_executors_without_jetspark_give_exact_results(
             JETSPARK_WORKER_MAX_CONCURRENT_JOBS="3",
             JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH="500",  # several epochs, each snapshotted
         )
-        poll(
-            lambda: heartbeating(redis_client, keys, [worker]),
-            deadline_s=COLD_START_DEADLINE_S,
-            what="the cluster worker heartbeating",
-            every_s=0.5,
-        )
+        wait_heartbeating(redis_client, keys, [worker])
         jobs = {
             "words": submit(sessions, redis_client, keys, word_count()),
             "python": submit(sessions, redis_client, keys, python_word_count()),

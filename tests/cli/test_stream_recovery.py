@@ -24,10 +24,10 @@ from tests.cli.worker_processes import (
     COLD_START_DEADLINE_S,
     LEASE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     read_job,
     submit,
+    wait_heartbeating,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -100,12 +100,7 @@ def test_a_stream_survives_five_sigkilled_workers_exactly_once(
 ) -> None:
     settings = {"JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH": PER_EPOCH}
     workers = [start_worker("w0", **settings), start_worker("w1", **settings)]
-    poll(
-        lambda: heartbeating(redis_client, keys, workers),
-        deadline_s=COLD_START_DEADLINE_S,
-        what="both workers heartbeating",
-        every_s=0.5,
-    )
+    wait_heartbeating(redis_client, keys, workers)
     map_name, out_dir = f"squares-{uuid.uuid4().hex[:8]}", tmp_path / "out"
     job_id = submit(sessions, redis_client, keys, recovery_body(map_name, out_dir))
 

@@ -24,12 +24,11 @@ from jetspark.queue.keys import Keys
 from jetspark.settings import WorkerSettings
 from tests.cli.conftest import log_of, poll
 from tests.cli.worker_processes import (
-    COLD_START_DEADLINE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     read_job,
     submit,
+    wait_heartbeating,
 )
 from tests.worker.test_streaming import tumbling_reference, window_results, windowed_stream
 
@@ -66,12 +65,7 @@ def test_a_hung_worker_waits_for_its_lease_and_a_dead_one_is_noticed_at_once(
         "JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH": "150",
     }
     workers = [start_worker("w0", **defaults), start_worker("w1", **defaults)]
-    poll(
-        lambda: heartbeating(redis_client, keys, workers),
-        deadline_s=COLD_START_DEADLINE_S,
-        what="both workers heartbeating",
-        every_s=0.5,
-    )
+    wait_heartbeating(redis_client, keys, workers)
     body = windowed_stream("failover", count=None, members=1)
     job_id = submit(sessions, redis_client, keys, body)
 

@@ -16,13 +16,12 @@ from jetspark.jobs import service
 from jetspark.queue.keys import Keys
 from tests.cli.conftest import EXAMPLE, is_gone, log_of, poll
 from tests.cli.worker_processes import (
-    COLD_START_DEADLINE_S,
     LEASE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     read_job,
     submit,
+    wait_heartbeating,
 )
 from tests.worker.conftest import LONG_JOB, causes
 
@@ -37,12 +36,7 @@ def test_two_workers_share_the_queue_and_a_sigkilled_workers_job_is_claimed_once
 ) -> None:
     grace = {"JETSPARK_SHUTDOWN_GRACE_S": "2"}
     workers = [start_worker("one", **grace), start_worker("two", **grace)]  # cold, at once
-    poll(
-        lambda: heartbeating(redis_client, keys, workers),
-        deadline_s=COLD_START_DEADLINE_S,
-        what="both workers heartbeating",
-        every_s=0.5,
-    )
+    wait_heartbeating(redis_client, keys, workers)
     share_the_queue(workers, sessions, redis_client, keys)
 
     job_id = submit(sessions, redis_client, keys, LONG_JOB)

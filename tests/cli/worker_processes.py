@@ -24,7 +24,7 @@ from jetspark.kafka.clusters import KafkaClusters
 from jetspark.queue import stream
 from jetspark.queue.keys import Keys
 from jetspark.settings import DagLimits
-from tests.cli.conftest import JETSPARK, log_of, process_env
+from tests.cli.conftest import JETSPARK, log_of, poll, process_env
 from tests.databases import fresh_database
 
 COLD_START_DEADLINE_S = 300.0  # two Spark JVMs starting and warming up at once on two cores
@@ -150,3 +150,18 @@ def heartbeating(client: redis.Redis, keys: Keys, workers: list[WorkerProcess]) 
         assert worker.process.poll() is None, f"worker exited:\n{log_of(worker.log)}"
     found = [key.split(":")[-2] for key in client.scan_iter(keys.worker_heartbeat("*"))]
     return all(str(worker.pid) in found for worker in workers)
+
+
+def wait_heartbeating(client: redis.Redis, keys: Keys, workers: list[WorkerProcess]) -> None:
+    """Until every worker heartbeats (its JVM started, warmed up); at the deadline, fail with
+    each worker's log, which says where its start stopped."""
+    try:
+        poll(
+            lambda: heartbeating(client, keys, workers),
+            deadline_s=COLD_START_DEADLINE_S,
+            what=f"{len(workers)} worker(s) heartbeating",
+            every_s=0.5,
+        )
+    except AssertionError as error:
+        logs = "\n".join(f"--- {worker.log.name}:\n{log_of(worker.log)}" for worker in workers)
+        raise AssertionError(f"{error}\n{logs}") from None

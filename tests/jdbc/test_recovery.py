@@ -22,9 +22,9 @@ from tests.cli.worker_processes import (
     COLD_START_DEADLINE_S,
     LEASE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     submit,
+    wait_heartbeating,
 )
 from tests.jdbc.conftest import PASSWORD_ENV, Db, body
 
@@ -97,12 +97,7 @@ def test_a_table_stream_survives_sigkilled_workers_exactly_once(
         PASSWORD_ENV: db.password,
     }
     workers = [start_worker("w0", **settings), start_worker("w1", **settings)]
-    poll(
-        lambda: heartbeating(redis_client, keys, workers),
-        deadline_s=COLD_START_DEADLINE_S,
-        what="both workers heartbeating",
-        every_s=0.5,
-    )
+    wait_heartbeating(redis_client, keys, workers)
     job_id = submit(sessions, redis_client, keys, stream(db), settings)
     seen = 0
     for kill in range(KILLS):

@@ -22,9 +22,9 @@ from tests.cli.worker_processes import (
     COLD_START_DEADLINE_S,
     LEASE_S,
     WorkerProcess,
-    heartbeating,
     job_when,
     submit,
+    wait_heartbeating,
 )
 from tests.jdbc.conftest import PASSWORD_ENV, Db
 from tests.kafka.test_broker import create_topic
@@ -62,12 +62,7 @@ def test_a_kafka_stream_survives_a_sigkilled_worker_exactly_once(
         PASSWORD_ENV: db.password,
     }
     workers = [start_worker("w0", **settings), start_worker("w1", **settings)]
-    poll(
-        lambda: heartbeating(redis_client, keys, workers),
-        deadline_s=COLD_START_DEADLINE_S,
-        what="both workers heartbeating",
-        every_s=0.5,
-    )
+    wait_heartbeating(redis_client, keys, workers)
     sink = {"processor": "sink.jdbc", "params": {"connection": "main", "table": db.table("nums")}}
     body = topic_job(topic, sink, "exactly_once")
     body["config"]["members"] = 1
