@@ -58,6 +58,7 @@ from worker.timings import recovery_phases
 
 JETSPARK = str(Path(sys.executable).with_name("jetspark"))
 SIZE_MS, KEYS, TS_STEP = 1000, 7, 3
+FIRST_EPOCHS = 3
 PHASES = ("detect", "claim", "start", "plan", "setup", "restore", "first_snapshot")
 
 
@@ -180,6 +181,7 @@ class Workers:
     started_at: dict[int, float] = field(default_factory=dict)
     cold_starts: list[float] = field(default_factory=list)
     counter: int = 0
+    pending: threading.Timer | None = None
 
     def start(self) -> None:
         self.counter += 1
@@ -195,14 +197,22 @@ class Workers:
         self.processes.append(process)
         self.started_at[process.pid] = time.monotonic()
 
+    def start_later(self, delay_s: float) -> None:
+        """Start a worker in ``delay_s`` (as ``jetspark up`` restarts one), unless stopped."""
+        self.pending = threading.Timer(delay_s, self.start)
+        self.pending.start()
+
     def kill(self, pid: int) -> None:
         process = next(p for p in self.processes if p.pid == pid)
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         self.processes.remove(process)
 
-    def warm(self, client: redis.Redis, keys: Keys) -> bool:
-        """Every worker's loop is running (it heartbeats in Redis); records cold starts."""
+    def warm(self, client: redis.Redis, keys: Keys, count: int) -> bool:
+        """``count`` workers started (a replacement not yet started is not warm) and every
+        worker's loop running (it heartbeats in Redis); records cold starts."""
+        if len(self.processes) < count:
+            return False
         beating = {key.split(":")[-2] for key in client.scan_iter(keys.worker_heartbeat("*"))}
         for process in self.processes:
             assert process.poll() is None, f"worker {process.pid} exited"
@@ -213,6 +223,9 @@ class Workers:
         return True
 
     def stop(self) -> None:
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending.join()
         for process in self.processes:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
@@ -290,7 +303,7 @@ def run(
 ) -> int:
     for _ in range(args.workers):
         workers.start()
-    wait(lambda: workers.warm(client, keys), "the workers warm")
+    wait(lambda: workers.warm(client, keys, args.workers), "the workers warm")
     map_name, out_dir = f"chaos-{uuid.uuid4().hex[:6]}", home / "out"
     with sessions() as session:
         spec = JobSpec.model_validate(body(map_name, out_dir))
@@ -318,13 +331,15 @@ def run(
         if current.status == "FAILED":
             print(f"the stream FAILED: {current.error_type}: {current.error_message}")
             return 1
-        wait(lambda: workers.warm(client, keys), "every worker warm")
+        wait(lambda: workers.warm(client, keys, args.workers), "every worker warm")
         current = job()
+        if number > 1:  # the last takeover's first epochs, recorded by now
+            print_epochs((current.timings or {}).get("epochs", []))
         seen = snapshot_of(current)
         holder = int(str(current.worker).split(":")[1])
         workers.kill(holder)
         killed_at, killed_wall = time.monotonic(), orchestration.now()
-        threading.Timer(args.restart_after, workers.start).start()
+        workers.start_later(args.restart_after)
         after = wait(lambda s=seen: past(job(), s), "the next snapshot", every_s=0.02)
         if after.status == "FAILED":
             print(f"the stream FAILED: {after.error_type}: {after.error_message}")
@@ -339,6 +354,22 @@ def run(
             flush=True,
         )
     return report(args, workers, kills, sessions, client, keys, job_id, map_name, out_dir)
+
+
+def print_epochs(epochs: list[dict[str, Any]]) -> None:
+    """The attempt's first epochs: where the first snapshot's seconds went."""
+    for e in epochs[:FIRST_EPOCHS]:
+        spark = (
+            f" (spark {e['spark_s']:.2f}, driver {e['driver_s']:.2f})"
+            if e.get("spark_s") is not None
+            else ""
+        )
+        print(
+            f"    epoch {e['epoch']}: {e['items']} items  plan {e['plan_s']:.2f}"
+            f"  run {e['run_s']:.2f}{spark}  checkpoint {e['checkpoint_s']:.2f}"
+            f"  await {e['await_commit_s']:.2f}"
+            f"  snapshot {e.get('snapshot_s') or 0:.2f}  commit {e['commit_s']:.2f}"
+        )
 
 
 def phases_of(timings: dict[str, Any], killed: datetime) -> dict[str, float]:

@@ -43,7 +43,6 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
@@ -369,7 +368,7 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
         try:
             workers.start()
             workers.start()
-            wait(lambda: workers.warm(client, keys), "the workers warm", every_s=0.5)
+            wait(lambda: workers.warm(client, keys, 2), "the workers warm", every_s=0.5)
             job = JobSpec.model_validate(
                 body(source, target, "exactly_once", args.keys, args.local_parallelism)
             )
@@ -399,7 +398,7 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
             holder = int(str(before.worker).split(":")[1])
             workers.kill(holder)
             killed = time.monotonic()
-            threading.Timer(0.5, workers.start).start()
+            workers.start_later(0.5)
             print(
                 f"chaos: SIGKILLed worker {holder} (attempt {before.attempt}) after "
                 f"{before.items_in:,} of {total:,} records read (committed progress), windows in "

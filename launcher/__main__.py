@@ -1,5 +1,5 @@
 """``python -m launcher``: how ``jetspark up`` starts its children with this interpreter."""
 
-from launcher.main import app
+from launcher.entry import main
 
-app(prog_name="jetspark")
+main()

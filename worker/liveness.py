@@ -12,6 +12,7 @@ judge, not the lock's).
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
 import time
@@ -31,6 +32,11 @@ from jetspark.retry import OutageLog
 from jetspark.settings import WorkerSettings
 
 log = structlog.get_logger("jetspark.worker")
+
+
+def new_worker_id() -> str:
+    """``host:pid:random``: the host and pid say where it runs, the rest tells restarts apart."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 class Liveness:

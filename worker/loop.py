@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import threading
 import time
 import uuid
@@ -33,7 +30,7 @@ from worker.engine.contract import RESULTS_CAP, JobControl, RedisTarget, Runnabl
 from worker.epoch_log import PgEpochLog
 from worker.job_attempt import EngineRun, HeldJob, perform, timeout_of
 from worker.live_metrics import MetricsReporting
-from worker.liveness import Liveness
+from worker.liveness import Liveness, new_worker_id
 from worker.reconciler import reconcile
 from worker.warm_up import keep_python_workers
 
@@ -41,10 +38,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.worker")
-
-
-def new_worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 def _engine_of(sessions: sessionmaker[Session]) -> Engine:

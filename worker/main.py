@@ -1,31 +1,28 @@
-"""``jetspark worker`` / ``python -m worker.main``: a long-lived worker with a warm SparkSession."""
+"""``jetspark worker`` / ``python -m worker.main``: a long-lived worker with a warm SparkSession.
+
+Only what its liveness needs is imported before the worker has yielded to a takeover on this
+host (``yield_to_takeovers``): a replacement started just after a worker died would
+otherwise spend seconds of CPU importing PySpark and the engine while another worker runs
+the dead one's stream from its snapshot on the same cores.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import structlog
 
 from jetspark.db.engine import make_engine, make_session_factory
 from jetspark.queue.keys import Keys
 from jetspark.redis_client import fail_fast
-from jetspark.settings import (
-    DatabaseSettings,
-    RedisSettings,
-    ShutdownSettings,
-    SparkSettings,
-    WorkerSettings,
-)
-from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
-from jetspark.spark_session import start_spark
-from worker.engine import run_job
-from worker.engine.contract import RedisTarget
-from worker.executor_code import ship_if_needed
-from worker.liveness import Liveness, yield_to_takeovers
-from worker.loop import Worker, new_worker_id
-from worker.warm_up import warm_up
+from jetspark.settings import DatabaseSettings, RedisSettings, ShutdownSettings, WorkerSettings
+from worker.liveness import Liveness, new_worker_id, yield_to_takeovers
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = structlog.get_logger("jetspark.worker")
 
@@ -52,17 +49,16 @@ def run_worker() -> None:
     liveness.start()
     yield_to_takeovers(sessions, worker_id, deadline_s=settings.yield_to_takeovers_s)
     try:
-        spark_settings = SparkSettings()
-        spark = start_spark(spark_settings)
-        ship_if_needed(spark, spark_settings)
-    except SparkConfError as error:
-        # One line and a code `jetspark up` does not restart on: a bad setting stays bad.
-        print(f"error: {error}", file=sys.stderr)
-        liveness.stop()
-        raise SystemExit(EXIT_CONFIG) from None
+        spark = _spark_started()
     except BaseException:
         liveness.stop()
         raise
+    # Spark's side of the worker is imported once it may use the CPU (see the module).
+    from worker.engine import run_job
+    from worker.engine.contract import RedisTarget
+    from worker.loop import Worker
+    from worker.warm_up import warm_up
+
     if settings.warm_up:
         warm_up(spark, RedisTarget.of_client(client, keys.namespace))
     worker = Worker(
@@ -96,6 +92,24 @@ def run_worker() -> None:
         worker.close()  # jobs still held are requeued by the others once the session ends
         spark.stop()
         engine.dispose()
+
+
+def _spark_started() -> SparkSession:
+    """This worker's SparkSession, started (and its executor code shipped); a bad setting
+    exits with one line and a code `jetspark up` does not restart on."""
+    from jetspark.settings import SparkSettings
+    from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
+    from jetspark.spark_session import start_spark
+    from worker.executor_code import ship_if_needed
+
+    try:
+        spark_settings = SparkSettings()
+        spark = start_spark(spark_settings)
+        ship_if_needed(spark, spark_settings)
+    except SparkConfError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG) from None
+    return spark
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The ``jetspark`` CLI's client commands: one typer app, one error policy for every command.
 
-The console script is ``launcher.main:app``: the same app built with the server commands
-(``up``, ``api``, ``worker``, ``migrate``) first, which name the API's and the worker's
-programs and so live in the outer package ``launcher`` (the core never names them).
+The console script (``launcher.entry:main``) runs ``launcher.main:app``: the same app built
+with the server commands (``up``, ``api``, ``worker``, ``migrate``) first, which name the
+API's and the worker's programs and so live in the outer package ``launcher`` (the core never
+names them).
 """
 
 from __future__ import annotations
