@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Annotated
 
 import typer
 
 from jetspark.cli.errors import CliError, first_line
-from jetspark.cli.preflight import find_java, require_free_port, require_settings
+from jetspark.cli.preflight import require_free_port, require_settings
 from jetspark.settings import DatabaseSettings, RedisSettings
+from launcher.worker_program import exec_worker
 
 APP_FACTORY = "api.app:create_app"
 
@@ -47,10 +46,7 @@ def api(
 def worker() -> None:
     """Run a worker: a long-lived PySpark driver taking jobs until SIGTERM or Ctrl-C."""
     require_settings(DatabaseSettings().url, RedisSettings().url)
-    find_java()
-    # The worker is its own program (``python -m worker.main``), started by name from this
-    # outer package only (tests/test_layers.py). Exec keeps this process, its pid and signals.
-    os.execv(sys.executable, [sys.executable, "-m", "worker.main"])
+    exec_worker()
 
 
 def migrate(

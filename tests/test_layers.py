@@ -190,7 +190,7 @@ def test_the_check_sees_imports() -> None:
     modules named in strings."""
     assert "worker.engine.contract" in GRAPH["worker.engine.runner"]
     assert "jetspark.dag.model" in GRAPH["jetspark.dag.plan"]
-    assert "worker.main" in GRAPH["launcher.servers"]
+    assert "worker.main" in GRAPH["launcher.worker_program"]
     assert "api.app" in GRAPH["launcher.servers"]
     assert sorted(_named("worker.main")) == ["worker.main"]
     assert sorted(_named("api.app:create_app")) == ["api.app"]

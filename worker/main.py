@@ -1,116 +1,39 @@
-"""``jetspark worker`` / ``python -m worker.main``: a long-lived worker with a warm SparkSession.
+"""``jetspark worker`` / ``python -m worker.main``: the worker program (``worker.program``).
 
-Only what its liveness needs is imported before the worker has yielded to a takeover on this
-host (``yield_to_takeovers``): a replacement started just after a worker died would
-otherwise spend seconds of CPU importing PySpark and the engine while another worker runs
-the dead one's stream from its snapshot on the same cores.
+Its modules are imported on a thread of the lowest CPU priority (Linux gives each thread its
+own nice value; threads it starts inherit it, so the import thread starts none). A worker is
+often started because another died (``jetspark up`` restarts it 0.5 s later), exactly when
+the surviving worker resumes the dead one's stream from its snapshot: imported at normal
+priority, the replacement's two seconds of imports took that CPU and slowed the takeover by
+about as much (``bench.chaos``). The worker then runs at normal priority.
 """
 
 from __future__ import annotations
 
-import signal
-import sys
-from types import FrameType
-from typing import TYPE_CHECKING
+import contextlib
+import importlib
+import os
+import threading
+from types import ModuleType
 
-import structlog
-
-from jetspark.db.engine import make_engine, make_session_factory
-from jetspark.queue.keys import Keys
-from jetspark.redis_client import fail_fast
-from jetspark.settings import DatabaseSettings, RedisSettings, ShutdownSettings, WorkerSettings
-from worker.liveness import Liveness, new_worker_id, yield_to_takeovers
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-log = structlog.get_logger("jetspark.worker")
+PROGRAM = "worker.program"
 
 
-def run_worker() -> None:
-    """Build the session once (warm), then loop until SIGTERM or SIGINT."""
-    database, redis_settings = DatabaseSettings(), RedisSettings()
-    if not database.url or not redis_settings.url:
-        raise SystemExit("error: set JETSPARK_DATABASE_URL and JETSPARK_REDIS_URL")
-    engine = make_engine(database.url, pool_size=4)
-    sessions = make_session_factory(engine)
-    client, keys = fail_fast(redis_settings.url), Keys(redis_settings.namespace)
-    settings, worker_id = WorkerSettings(), new_worker_id()
-    # Alive (and judging the others) while Spark starts: a replacement for a worker that
-    # died finds it lost and requeues its jobs at once, not once its own JVM is up.
-    liveness = Liveness(
-        engine=engine,
-        sessions=sessions,
-        client=client,
-        keys=keys,
-        worker_id=worker_id,
-        settings=settings,
-    )
-    liveness.start()
-    yield_to_takeovers(sessions, worker_id, deadline_s=settings.yield_to_takeovers_s)
-    try:
-        spark = _spark_started()
-    except BaseException:
-        liveness.stop()
-        raise
-    # Spark's side of the worker is imported once it may use the CPU (see the module).
-    from worker.engine import run_job
-    from worker.engine.contract import RedisTarget
-    from worker.loop import Worker
-    from worker.warm_up import warm_up
+def import_at_low_priority(name: str) -> ModuleType:
+    """Import ``name`` on a thread of nice 19 and return the module (an import error is
+    raised here, by importing it again)."""
 
-    if settings.warm_up:
-        warm_up(spark, RedisTarget.of_client(client, keys.namespace))
-    worker = Worker(
-        spark=spark,
-        sessions=sessions,
-        client=client,
-        keys=keys,
-        engine_run=run_job,
-        settings=settings,
-        worker_id=worker_id,
-        liveness=liveness,
-    )
+    def load() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # not Linux: a normal import
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        with contextlib.suppress(BaseException):  # raised again below, on the calling thread
+            importlib.import_module(name)
 
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("stopping", signal=signum)
-        worker.stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        worker.run()
-        worker.drain(ShutdownSettings().grace_s)
-    finally:
-        # Jobs still running are left to another worker (which takes this one for lost once
-        # its liveness session ends): mark them stopped first, so the errors spark.stop()
-        # raises in their threads are not recorded as the jobs' failures.
-        for held in list(worker.held.values()):
-            held.abandoned.set()
-            held.control.cancelled.set()
-        worker.close()  # jobs still held are requeued by the others once the session ends
-        spark.stop()
-        engine.dispose()
-
-
-def _spark_started() -> SparkSession:
-    """This worker's SparkSession, started (and its executor code shipped); a bad setting
-    exits with one line and a code `jetspark up` does not restart on."""
-    from jetspark.settings import SparkSettings
-    from jetspark.spark_conf import EXIT_CONFIG, SparkConfError
-    from jetspark.spark_session import start_spark
-    from worker.executor_code import ship_if_needed
-
-    try:
-        spark_settings = SparkSettings()
-        spark = start_spark(spark_settings)
-        ship_if_needed(spark, spark_settings)
-    except SparkConfError as error:
-        print(f"error: {error}", file=sys.stderr)
-        raise SystemExit(EXIT_CONFIG) from None
-    return spark
+    thread = threading.Thread(target=load, name="imports")
+    thread.start()
+    thread.join()
+    return importlib.import_module(name)
 
 
 if __name__ == "__main__":
-    run_worker()
+    import_at_low_priority(PROGRAM).run_worker()
