@@ -170,6 +170,33 @@ class Event:
     id: str | None
 
 
+class LineCursor:
+    """Which of a job's log lines (numbered by ``seq``) were given out. Two threads of a
+    worker (a restarted stream's old and new attempts) number their lines in one order and
+    publish them in another: a follower that skipped every line below the newest it saw
+    lost the one published late. This gives each line once, whatever the order."""
+
+    MAX_AHEAD = 10_000
+    """Lines kept past a gap that never fills (a line trimmed, or its event lost)."""
+
+    def __init__(self, from_: int) -> None:
+        self.complete_to = from_
+        """Every line below this was given out (or is before ``from_``)."""
+        self.ahead: set[int] = set()
+
+    def take(self, seq: int) -> bool:
+        """Whether line ``seq`` is new: give it out (and remember it) when True."""
+        if seq < self.complete_to or seq in self.ahead:
+            return False
+        self.ahead.add(seq)
+        if len(self.ahead) > self.MAX_AHEAD:  # a gap that never fills: go on past it
+            self.complete_to = min(self.ahead)
+        while self.complete_to in self.ahead:
+            self.ahead.remove(self.complete_to)
+            self.complete_to += 1
+        return True
+
+
 class Client:
     """The jetspark API at ``url`` with a bearer ``token`` (default: ``JETSPARK_TOKEN`` or
     the one ``jetspark up`` keeps in its home)."""
@@ -292,20 +319,20 @@ class Client:
         # Listening before reading the pages: a line logged in between is not lost (it comes
         # twice, and its ``seq`` tells).
         stream = self._open_events(job_id, None) if follow else None
-        after = from_
+        seen = LineCursor(from_)
         try:
-            for line in self._log_pages(job_id, after):
-                after = line["seq"] + 1
-                yield line
+            for line in self._log_pages(job_id, from_):
+                if seen.take(line["seq"]):
+                    yield line
             if stream is None:
                 return
             for event in self._stream_events(job_id, stream):
-                if event.kind == "log" and int(event.data.get("seq", -1)) >= after:
-                    after = int(event.data["seq"]) + 1
+                if event.kind == "log" and seen.take(int(event.data.get("seq", -1))):
                     yield event.data
             time.sleep(LATE_LINES_S)  # the ended job's worker writes its last lines
-            for line in self._log_pages(job_id, after):
-                yield line
+            for line in self._log_pages(job_id, seen.complete_to):  # and any event missed
+                if seen.take(line["seq"]):
+                    yield line
         finally:
             if stream is not None:
                 stream.close()
