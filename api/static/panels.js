@@ -110,7 +110,9 @@ function showError(job) {
 }
 
 // ---- the log tail: GET /v1/jobs/{id}/logs for the last lines, then ``log`` events ---------
-const logs = { jobId: null, lastSeq: -1 };
+// Lines are numbered in one order and published in another (a job's threads log at once):
+// each line is shown once, in its place by ``seq``, whenever it comes.
+const logs = { jobId: null, lastSeq: -1, from: 0, seen: new Set() };
 
 function logLine(line) {
   const item = el("li", undefined, `log ${line.level || "info"}`);
@@ -134,11 +136,17 @@ function addLogLines(jobId, lines) {
   const box = $("logs");
   const following = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
   for (const line of lines) {
-    if (line.seq <= logs.lastSeq) continue; // fetched, then replayed by the event stream
-    logs.lastSeq = line.seq;
-    box.append(logLine(line));
+    if (line.seq < logs.from || logs.seen.has(line.seq)) continue; // fetched, then replayed
+    logs.seen.add(line.seq);
+    logs.lastSeq = Math.max(logs.lastSeq, line.seq);
+    const later = [...box.children].find((item) => Number(item.dataset.seq) > line.seq);
+    box.insertBefore(logLine(line), later || null);
   }
   while (box.children.length > LOG_KEPT) box.firstElementChild.remove();
+  if (box.firstElementChild) {
+    logs.from = Math.max(logs.from, Number(box.firstElementChild.dataset.seq));
+    for (const seq of logs.seen) if (seq < logs.from) logs.seen.delete(seq);
+  }
   $("logs-empty").hidden = box.children.length > 0;
   const shown = box.children.length;
   $("logs-count").textContent = `${logs.lastSeq + 1} lines logged` +
@@ -149,11 +157,14 @@ function addLogLines(jobId, lines) {
 async function showLogs(jobId) {
   logs.jobId = jobId;
   logs.lastSeq = -1;
+  logs.from = 0;
+  logs.seen = new Set();
   $("logs").replaceChildren();
   const head = await api(`/v1/jobs/${jobId}/logs?from=0&size=1`);
   const from = Math.max(head.first, head.total - LOG_TAIL);
   const page = await api(`/v1/jobs/${jobId}/logs?from=${from}&size=${LOG_TAIL}`);
   logs.lastSeq = from - 1; // lines before the tail are counted, not shown
+  logs.from = from;
   addLogLines(jobId, page.lines);
 }
 
