@@ -184,6 +184,10 @@ class WorkerSettings(BaseSettings):
     """How often a worker renews its leases and checks for cancel, suspend and restart."""
     max_concurrent_jobs: int = 2
     """Jobs one worker runs at once."""
+    takeover_slots: int = Field(default=1, ge=0, le=16)
+    """Jobs a worker runs beyond ``max_concurrent_jobs`` only when they ran before (a lost
+    worker's streams, requeued): a takeover does not wait for a busy worker's free slot, as
+    Jet restarts a lost member's jobs at once; 0: takeovers wait like any job."""
     poll_block_ms: int = 1000
     """Longest wait of one read of the job stream (at most a heartbeat)."""
     reconcile_interval_s: float = 5.0

@@ -80,7 +80,10 @@ class Worker:
         self.held: dict[uuid.UUID, HeldJob] = {}
         self.threads: dict[uuid.UUID, Future[None]] = {}
         """Each held job's thread (a future the pool may also cancel before it starts)."""
-        self.pool = ThreadPoolExecutor(self.settings.max_concurrent_jobs, thread_name_prefix="job")
+        self.pool = ThreadPoolExecutor(
+            self.settings.max_concurrent_jobs + self.settings.takeover_slots,
+            thread_name_prefix="job",
+        )
         self.metrics = (
             MetricsReporting(client, keys, interval_s=self.settings.metrics_interval_s)
             if self.settings.metrics_enabled
@@ -156,6 +159,10 @@ class Worker:
             self.liveness.held.wait(min(0.2, self.settings.heartbeat_s))
             return
         if free <= 0:
+            # Every slot taken: a lost worker's job still starts now, in a takeover slot.
+            room = free + self.settings.takeover_slots
+            if room > 0 and self.claim_resumed(room):
+                return
             self.slot_freed.wait(min(0.2, self.settings.heartbeat_s))
             return
         entries = self.take_busy(free) or self.reap(free)

@@ -202,3 +202,37 @@ def test_a_job_ending_wakes_a_worker_whose_slots_are_all_taken(
     assert worker.slot_freed.wait(60), "the job's thread ending wakes the loop"
     assert status_of(sessions, first) == "COMPLETED"
     drive_until([worker], lambda: status_of(sessions, second) == "COMPLETED", what="second done")
+
+
+def test_a_lost_workers_job_starts_at_once_on_a_worker_whose_slots_are_all_taken(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    redis_client: redis.Redis,
+    keys: Keys,
+) -> None:
+    survivor = make_worker("w-full", FAST.model_copy(update={"max_concurrent_jobs": 1}))
+    busy = submit(LONG_JOB)
+    drive_until([survivor], lambda: busy in survivor.held, what="the survivor's slot taken")
+    # A job that ran on a worker that died: requeued (as the liveness judge does), then a
+    # new job queued behind it, which must wait for a free slot.
+    lost = submit(LONG_JOB)
+    waiting = submit(word_count_body())
+    stream.read_new(redis_client, keys, "ghost", count=10, block_ms=100)  # the ghost's reads
+    with sessions() as session:
+        assert orchestration.claim(session, lost, worker="ghost", lease=timedelta(seconds=60))
+        session.commit()
+    with sessions() as session:
+        assert orchestration.requeue_lost(
+            session, "ghost", by="judge", cause="worker ghost lost", last_seen=None
+        ) == [lost]
+        session.commit()
+    drive_until([survivor], lambda: lost in survivor.held, what="the takeover claimed")
+    for _ in range(5):  # every slot and the takeover slot are taken: nothing more is claimed
+        survivor.step()
+    assert status_of(sessions, waiting) == "QUEUED"
+    assert set(survivor.held) == {busy, lost}
+    for job_id in (busy, lost):
+        with sessions() as session:
+            service.request_transition(session, job_id=job_id, action="cancel")
+    drive_until([survivor], lambda: status_of(sessions, waiting) == "COMPLETED", what="the next")
