@@ -136,9 +136,13 @@ class Worker:
         self.turns(self.turn)
 
     def turn(self) -> None:
-        now = time.monotonic()
         self.slot_freed.clear()  # before counting free slots: a job ending later wakes us
         self.forget_finished()
+        self.tend(time.monotonic())
+        self.take_jobs()
+
+    def tend(self, now: float) -> None:
+        """The duties due by ``now``: heartbeat, reconcile, keep warm, sweep."""
         if now >= self._next_heartbeat:
             self.heartbeat()
             self._next_heartbeat = now + self.settings.heartbeat_s
@@ -153,6 +157,10 @@ class Worker:
             self._next_sweep = now + self.retention.interval_s
             if self.sweep() >= self.retention_policy.batch:
                 self._next_sweep = now  # more are due: the next turn sweeps again
+
+    def take_jobs(self) -> None:
+        """Claim what the free slots allow: resumed jobs first, then announced ones, then
+        any queued job no announcement brought; with every slot taken, a resumed job only."""
         free = self.settings.max_concurrent_jobs - len(self.held)
         if self.liveness.thread is not None and not self.liveness.held.is_set():
             # Without our lock the others may take us for lost: take no job until it is held.
