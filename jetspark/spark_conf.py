@@ -16,6 +16,7 @@ import structlog
 
 from jetspark.json_setting import json_object
 from jetspark.settings import JdbcSettings, SparkSettings
+from jetspark.spark_pools import ALLOCATION_FILE
 
 log = structlog.get_logger("jetspark.worker")
 
@@ -139,6 +140,7 @@ def session_conf(
     defaults = {
         **ui,
         "spark.scheduler.mode": "FAIR",
+        "spark.scheduler.allocation.file": str(ALLOCATION_FILE),
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # PySpark's DataFrame call sites (for error context) cost ~7 py4j round trips per

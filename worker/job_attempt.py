@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
+from jetspark import spark_pools
 from jetspark.dag.plan import ExecutionPlan
 from jetspark.joblogs import EXCEPTION_KEY, exception_chain, job_logs
 from jetspark.jobs import orchestration, service
@@ -150,14 +151,16 @@ def _perform(
     bind = log.bind(job=str(job_id), attempt=held.job.attempt)
     context = spark.sparkContext
     context.setJobGroup(held.control.job_group, f"jetspark job {job_id}", True)
-    context.setLocalProperty("spark.scheduler.pool", "jetspark")
+    context.setLocalProperty("spark.scheduler.pool", spark_pools.BATCH)
     reporter = _start_reporting(metrics, held, context)
     durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
         durable(_write, sessions, job_id, START, token, worker, "running")
         held.control.timings["running"] = stamp()
         # The plan as the API built it (and migration 0013 upgraded): read, never re-planned.
-        outcome = engine_run(spark, runnable_plan(held.job), held.control)
+        plan = runnable_plan(held.job)
+        context.setLocalProperty("spark.scheduler.pool", spark_pools.pool_for(plan.runs_in_epochs))
+        outcome = engine_run(spark, plan, held.control)
         held.control.timings["computed"] = stamp()
         final = _final(reporter, outcome.vertex_counts)
         durable(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from jetspark import spark_pools
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
@@ -152,7 +153,7 @@ def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
         plan = build_plan(validate_job(spec, data=data))
         context = spark.sparkContext
         context.setJobGroup(control.job_group, "jetspark warm-up", True)
-        context.setLocalProperty("spark.scheduler.pool", "jetspark")
+        context.setLocalProperty("spark.scheduler.pool", spark_pools.STREAMS)
         try:
             run_job(spark, plan, control)
         finally:

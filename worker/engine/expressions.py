@@ -10,6 +10,7 @@ exactly what was checked.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +103,15 @@ def _checked(text: str, *, aggregates: bool) -> _Checked:
     if problem is not None:
         raise EngineError(problem)
     spark = _session()
-    return _checked_in(spark.sparkContext, text, aggregates, ExpressionLimits().max_size)
+    limit = _max_size(os.environ.get("JETSPARK_EXPRESSION_MAX_SIZE"))
+    return _checked_in(spark.sparkContext, text, aggregates, limit)
+
+
+@functools.lru_cache(maxsize=4)
+def _max_size(_variable: str | None) -> int:
+    """Read once per value of its variable: reading settings costs about 0.7 ms, and an
+    epoch checks a stream's expressions some twenty times."""
+    return ExpressionLimits().max_size
 
 
 @functools.lru_cache(maxsize=1024)
