@@ -13,6 +13,7 @@ from worker.engine.errors import EngineError
 from worker.engine.execution import VertexFailed
 from worker.engine.expressions import user_column
 from worker.engine.jdbc import MARKERS, Target, read_table, write_committed
+from worker.engine.ops.jdbc import read_ranges
 
 pytestmark = pytest.mark.spark
 
@@ -111,6 +112,32 @@ def test_a_read_is_split_over_the_processors_and_the_where_is_pushed_down(
     assert frame.count() == count
     sizes = frame.rdd.glom().map(len).collect()
     assert all(size > 0 for size in sizes), sizes
+
+
+@pytest.mark.parametrize(
+    ("partition", "asked"),
+    [(None, 4), (("id", 1, ROWS + 1), 4), (("id", 1, 3), 4), (("id", 10, 11), 3),
+     (("id", -5, 5), 1), (("id", 1, ROWS + 1), 7)],
+)  # fmt: skip
+def test_the_reads_a_source_expects_are_those_spark_makes(
+    db: Db,
+    connections: JdbcConnections,
+    spark: SparkSession,
+    partition: tuple[str, int, int] | None,
+    asked: int,
+) -> None:
+    """The source keeps Spark's partitions as its processors' reads when there are as many
+    as processors, counting them by Spark's rule instead of asking Spark."""
+    sales(db)
+    frame = read_table(
+        spark,
+        target(db, connections, "sales"),
+        columns=["id"],
+        where=None,
+        partition=partition,
+        partitions=asked,
+    )
+    assert read_ranges(partition, asked) == frame.rdd.getNumPartitions()
 
 
 def test_an_overwrite_that_fails_leaves_the_table_as_it_was(

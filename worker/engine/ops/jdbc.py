@@ -192,9 +192,22 @@ class JdbcSourceOp(SourceOp):
             partition=partition,
             partitions=n,
         )
-        if frame.rdd.getNumPartitions() >= n:
-            return frame.coalesce(n)  # whole reads per processor, without a shuffle
+        if read_ranges(partition, n) == n:
+            # Processor i reads range i, where Spark put it. Not ``coalesce(n)``: even a
+            # coalesce to the partitions there are splits Spark's code generation between
+            # the scan and what follows (0.5 s of a 5M-row read and aggregate).
+            return frame
         return place(frame, spray(first=F.lit(0), width=n), n)
+
+
+def read_ranges(partition: tuple[str, int, int] | None, n: int) -> int:
+    """The reads (partitions) Spark's JDBC source splits a table into for ``n`` asked,
+    by its own rule (``JDBCRelation.columnPartition``), without asking Spark: one without
+    a partition column; fewer than ``n`` when the bounds hold fewer values."""
+    if partition is None or n <= 1:
+        return 1
+    _, lower, upper = partition  # lower < upper (checked at submission)
+    return min(n, upper - lower)
 
 
 class JdbcSinkOp(Op):
