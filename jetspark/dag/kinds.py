@@ -366,6 +366,10 @@ class ProcessorKind:
     """As a sender it hands Arrow batches over from Python: an edge's ``outbox_capacity``
     bounds them."""
     resources: Resources = Resources()
+    placement_blind: bool = False
+    """As a receiver, what it makes of its rows does not depend on which of its processors
+    gets which row (a table written in one transaction per epoch): a sender whose rows would
+    only be moved to their processors' partitions for it leaves them where they are."""
     state_keys: Mapping[str, int] = field(default_factory=dict)
     """Params naming its state's keys, and the inbound ordinal each is over (snapshots)."""
 
@@ -550,7 +554,12 @@ _KINDS = (
         resources=Resources(redis_names=("stream",)),
     ),
     ProcessorKind(
-        "sink.jdbc", JdbcSink, "sink", (1, None), resources=Resources(connections=("connection",))
+        "sink.jdbc",
+        JdbcSink,
+        "sink",
+        (1, None),
+        resources=Resources(connections=("connection",)),
+        placement_blind=True,
     ),
     ProcessorKind("sink.kafka", KafkaSink, "sink", (1, None), ("key",)),
     ProcessorKind("sink.logger", NoParams, "sink", (1, None)),

@@ -39,7 +39,7 @@ def source(db: Db, **params: object) -> dict[str, object]:
     }
 
 
-def test_a_table_etl_is_exact(db: Db, run_jdbc: RunJdbc) -> None:
+def test_a_table_etl_is_exact(db: Db, run_jdbc: RunJdbc, spark: SparkSession) -> None:
     """Read in parallel (split on id), filter pushed down, group, write a new table."""
     sales(db)
     job = body(
@@ -73,6 +73,9 @@ def test_a_table_etl_is_exact(db: Db, run_jdbc: RunJdbc) -> None:
         local_parallelism=3,
     )
     outcome = run_jdbc(job)
+    # One exchange (the partial groups'): each range read and aggregated where Spark put it,
+    # the groups not moved again for a sink that writes them in one transaction.
+    assert _staged_write_plan(spark).count("Exchange ") == 1
     expected = db.rows(
         f"SELECT region, SUM(amount), COUNT(*) FROM {db.table('sales')} WHERE amount > 0"
         " GROUP BY region ORDER BY region"
@@ -83,6 +86,16 @@ def test_a_table_etl_is_exact(db: Db, run_jdbc: RunJdbc) -> None:
     # Run again: overwrite replaces the rows, it does not add to them.
     run_jdbc(job)
     assert len(db.rows(f"SELECT * FROM {db.table('totals')}")) == len(expected)
+
+
+def _staged_write_plan(spark: SparkSession) -> str:
+    """The final physical plan of the last SQL execution that wrote a staging table."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    for index in reversed(range(executions.size())):
+        plan = str(executions.apply(index).physicalPlanDescription())
+        if "AdaptiveSparkPlan" in plan and "== Final Plan ==" in plan and "Scan JDBC" in plan:
+            return plan.split("== Initial Plan ==")[0]
+    raise AssertionError("no staged write among Spark's SQL executions")
 
 
 def target(db: Db, connections: JdbcConnections, table: str) -> Target:

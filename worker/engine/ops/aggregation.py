@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField
 
 from jetspark.dag import kinds as p
+from jetspark.dag.kinds import get_processor
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
 from worker.engine import aggregation
@@ -186,12 +187,19 @@ def _placed_downstream(ctx: OpContext) -> bool:
     """Whether a consumer of the output can tell which partition a row is in.
 
     A distributed edge that is partitioned, all-to-one or broadcast routes each item by its
-    content alone (no sender member, no sender row index), so where the row was is lost.
+    content alone (no sender member, no sender row index), so where the row was is lost; a
+    ``placement_blind`` receiver (``sink.jdbc``) makes the same of its rows wherever they are.
     """
     return not all(
-        e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast
-        for e in ctx.outbound
+        (e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast)
+        or _blind(receiver.processor)
+        for e, receiver in zip(ctx.outbound, ctx.receivers, strict=True)
     )
+
+
+def _blind(processor: str) -> bool:
+    kind = get_processor(processor)
+    return kind is not None and kind.placement_blind
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
