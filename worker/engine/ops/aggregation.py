@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField
 
 from jetspark.dag import kinds as p
-from jetspark.dag.kinds import get_processor
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
 from worker.engine import aggregation
@@ -192,14 +192,9 @@ def _placed_downstream(ctx: OpContext) -> bool:
     """
     return not all(
         (e.exchange is not Exchange.fused and e.distributed and e.routing is not Routing.unicast)
-        or _blind(receiver.processor)
+        or PROCESSORS[receiver.processor].placement_blind  # a plan names known kinds only
         for e, receiver in zip(ctx.outbound, ctx.receivers, strict=True)
     )
-
-
-def _blind(processor: str) -> bool:
-    kind = get_processor(processor)
-    return kind is not None and kind.placement_blind
 
 
 def _key(params: p.AggregateParams) -> list[Column]:
