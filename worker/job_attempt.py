@@ -151,7 +151,6 @@ def _perform(
     bind = log.bind(job=str(job_id), attempt=held.job.attempt)
     context = spark.sparkContext
     context.setJobGroup(held.control.job_group, f"jetspark job {job_id}", True)
-    context.setLocalProperty("spark.scheduler.pool", spark_pools.BATCH)
     reporter = _start_reporting(metrics, held, context)
     durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
@@ -159,6 +158,7 @@ def _perform(
         held.control.timings["running"] = stamp()
         # The plan as the API built it (and migration 0013 upgraded): read, never re-planned.
         plan = runnable_plan(held.job)
+        # Set before the job's first Spark work (nothing before it runs any on this thread).
         context.setLocalProperty("spark.scheduler.pool", spark_pools.pool_for(plan.runs_in_epochs))
         outcome = engine_run(spark, plan, held.control)
         held.control.timings["computed"] = stamp()
