@@ -268,8 +268,10 @@ class KafkaSource(Params):
 
 
 class KafkaSink(Params):
-    """Each item as a JSON record into ``topic`` with the idempotent producer (at-least-once:
-    a replayed epoch produces its records again); ``key``, an expression, keys the record."""
+    """Each item as a JSON record into ``topic`` with the idempotent producer, tagged with its
+    job, vertex and epoch; ``key``, an expression, keys the record. Under exactly-once a
+    replayed epoch writes only the records its lost attempt did not; otherwise it writes
+    them again (at-least-once)."""
 
     cluster: ClusterName
     topic: KafkaTopic

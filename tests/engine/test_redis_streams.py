@@ -26,8 +26,9 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import RunDag, job_body, run_runnable
+from tests.engine.epoch_logs import MemoryEpochLog, WorkerLost
 from worker.engine import JobControl, RunnableJob
-from worker.engine.contract import EpochCommit, EpochLog, RedisTarget, SnapshotRecord
+from worker.engine.contract import EpochLog, RedisTarget
 from worker.engine.ops.sources import RedisStreamSourceOp
 from worker.engine.redis_streams import RedisStreamPlanner, parse_id, write_stream
 from worker.engine.runner import JobCancelled
@@ -427,44 +428,6 @@ def test_two_streams_with_parallelism_two_each_go_to_their_processor(
         assert {f["v"] for f in mine} == {f"{s}:{i}" for i in range(5)}
     # At most 4 entries an epoch (2 a stream): the 10 entries took 3 epochs at least.
     assert len({parse_id(i)[0] for i, _ in entries(redis_client, out)}) >= 3
-
-
-class WorkerLost(Exception):
-    """Not an outage (those the epoch loop waits out): the worker itself went away."""
-
-
-class MemoryEpochLog:
-    """The worker's epoch log in memory; its commit of ``lose_at`` fails once (the worker
-    was lost after the epoch's sinks wrote, before the epoch committed)."""
-
-    def __init__(self, lose_at: int) -> None:
-        self.lose_at: int | None = lose_at
-        self.planned: dict[int, dict[str, Any]] = {}
-        self.snapshots: list[SnapshotRecord] = []
-
-    def restore_point(self) -> SnapshotRecord | None:
-        return self.snapshots[-1] if self.snapshots else None
-
-    def named_snapshot(self, name: str) -> SnapshotRecord | None:
-        return None
-
-    def planned_ranges(self, epoch: int) -> dict[str, Any] | None:
-        return self.planned.get(epoch)
-
-    def plan_epoch(self, epoch: int, ranges: dict[str, Any], fingerprint: str) -> None:
-        self.planned[epoch] = json.loads(json.dumps(ranges))  # stored as JSON, as in PostgreSQL
-
-    def reset(self) -> None:
-        self.planned.clear()
-        self.snapshots.clear()
-
-    def commit(self, commit: EpochCommit) -> list[SnapshotRecord]:
-        if commit.epoch == self.lose_at:
-            self.lose_at = None
-            raise WorkerLost("the worker was lost before the epoch committed")
-        if commit.snapshot is not None:
-            self.snapshots.append(commit.snapshot)
-        return []
 
 
 @pytest.mark.spark

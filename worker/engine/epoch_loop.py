@@ -48,7 +48,7 @@ from worker.engine.streaming.backups import BackupWatch, fewest
 from worker.engine.streaming.epoch_size import EpochSizer
 from worker.engine.streaming.metrics import marks_of
 from worker.engine.streaming.profile import SNAPSHOT_DESCRIPTION, EpochProfile, EpochProfiles
-from worker.engine.streaming.scope import EpochScope
+from worker.engine.streaming.scope import SINK_MARKS, EpochScope
 from worker.engine.streaming.source_planners import OncePlanner
 from worker.engine.streaming.state_store import (
     SnapshotLost,
@@ -281,9 +281,7 @@ class _Stream:
                     epoch -= 1
                     continue
                 planning = time.monotonic()  # the wait for the epoch's start is no work
-                ranges = self.plan_ranges(offsets)
-                if self.exactly_once and self.control.epochs is not None:
-                    self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
+                ranges = self.plan_epoch(epoch, offsets)
             next_start = time.monotonic() + self.interval_ms / 1000
             done_before = self.read_to_end(offsets)
             offsets = {
@@ -304,6 +302,7 @@ class _Stream:
                 done_before=done_before,
                 done_after=done_after,
                 endless=self.endless,
+                replayed=replayed,
             )
             execution = Execution(self.spark, self.plan, self.control, scope, self.ops)
             execution.sink_results = scope.results
@@ -367,6 +366,25 @@ class _Stream:
         ranges["__now_ms"] = now
         ranges["__job_t0_ms"] = self.job_t0_ms
         return ranges
+
+    def plan_epoch(self, epoch: int, offsets: dict[str, Any]) -> dict[str, Any]:
+        """The epoch's ranges, planned now; under exactly-once with the sinks' marks, and
+        stored before the epoch runs (a replay reads exactly these)."""
+        ranges = self.plan_ranges(offsets)
+        if self.exactly_once and self.control.epochs is not None:
+            if marks := self.sink_marks():
+                ranges[SINK_MARKS] = marks
+            self.durable(self.control.epochs.plan_epoch, epoch, ranges, self.fingerprint)
+        return ranges
+
+    def sink_marks(self) -> dict[str, Any]:
+        """Per sink that notes something in an exactly-once epoch's plan, what it notes."""
+        marks = {
+            name: op.epoch_mark(self.control, self.plan.vertex(name).params)
+            for name, op in self.ops.items()
+            if name in self.sinks
+        }
+        return {name: mark for name, mark in marks.items() if mark is not None}
 
     def wakes(self, scope: EpochScope) -> bool:
         """Has an epoch without input work for Spark? Only when an op ``wakes`` at its new

@@ -19,7 +19,7 @@ from jetspark.settings import DataSettings
 from worker.engine.contract import JobControl, RedisTarget
 from worker.engine.errors import EngineError
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.streaming.source_planners import OncePlanner, SourcePlanner
+from worker.engine.streaming.source_planners import Json, OncePlanner, SourcePlanner
 
 DEFAULT_OUTBOX = EdgeConfig().outbox_capacity
 
@@ -136,6 +136,12 @@ class Op:
         ``after`` (a lull): has it work for Spark now (a window to close)? Else the epoch
         runs no Spark job."""
         return False
+
+    def epoch_mark(self, control: JobControl, params: BaseModel) -> Json | None:
+        """As a sink in an exactly-once stream: what it notes in an epoch's plan before the
+        epoch runs (``EpochScope.sink_mark``), so a replay of the epoch can find what a lost
+        attempt wrote (``sink.kafka``: its topic's end offsets). None: nothing."""
+        return None
 
     def planner(self, redis: RedisTarget) -> SourcePlanner:
         """As a source in an epoch run (no inbound edge): how it moves through its input.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from pydantic import BaseModel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -15,7 +16,18 @@ from jetspark.kafka.clusters import KafkaCluster, KafkaClusters, TopicRefused
 from worker.engine.contract import JobControl
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
-from worker.engine.kafka import Range, produce, topic_frame
+from worker.engine.kafka import (
+    METADATA_TIMEOUT_S,
+    Range,
+    RecordTag,
+    assigned_reader,
+    end_offsets,
+    produce,
+    tagged_since,
+    topic_frame,
+    topic_partitions,
+    true_end,
+)
 from worker.engine.observed import ObservedAggregates
 from worker.engine.ops.base import Op, OpContext, SourceOp, outbox_capacity, params_of
 from worker.engine.ops.event_time import computed_once
@@ -23,7 +35,7 @@ from worker.engine.ops.sinks import union_inputs
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.source_planners import Json, SourcePlanner
 
-METADATA_TIMEOUT_S = 10.0
+log = structlog.get_logger("jetspark.engine")
 
 
 def cluster_of(
@@ -33,30 +45,6 @@ def cluster_of(
         return clusters.for_principal(name, principal, topics)
     except TopicRefused as refused:
         raise EngineError(f"{kind}: {refused}") from None
-
-
-PROBE_FIRST_S = 5.0
-PROBE_NEXT_S = 0.2
-
-
-def _true_end(consumer: Any, topic: str, partition: int, low: int, high: int) -> int:
-    """The offset after the partition's last record. A broker may report as its high
-    watermark the base offset of its last record batch plus one (Tansu does): the records
-    from ``high - 1`` on are read once to find the batch's last offset. On Kafka that is one
-    record, and the end is ``high``."""
-    from confluent_kafka import TopicPartition
-
-    if high <= low:
-        return high
-    consumer.assign([TopicPartition(topic, partition, high - 1)])
-    end = high
-    message = consumer.poll(PROBE_FIRST_S)
-    while message is not None:
-        if message.error() is None:
-            end = max(end, int(message.offset() or 0) + 1)
-        message = consumer.poll(PROBE_NEXT_S)
-    consumer.unassign()
-    return end
 
 
 class KafkaPlanner:
@@ -78,22 +66,20 @@ class KafkaPlanner:
 
     def watermarks(self, params: BaseModel) -> dict[str, tuple[int, int]]:
         """``topic:partition`` -> (low, high) offsets now."""
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
         assert isinstance(params, p.KafkaSource)
         cluster = self.cluster(params)
         # One per epoch, closed after: a planner has no end to close a kept one at.
-        consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "jetspark-unused"})
+        consumer = assigned_reader(cluster.bootstrap)
         marks: dict[str, tuple[int, int]] = {}
         try:
             for topic in params.topics:
-                listed = consumer.list_topics(topic, timeout=METADATA_TIMEOUT_S)
-                partitions = listed.topics[topic].partitions if topic in listed.topics else {}
-                for partition in sorted(partitions):
+                for partition in topic_partitions(consumer, topic):
                     low, high = consumer.get_watermark_offsets(
                         TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S
                     )
-                    end = _true_end(consumer, topic, partition, int(low), int(high))
+                    end = true_end(consumer, topic, partition, int(low), int(high))
                     marks[partition_name(topic, partition)] = (int(low), end)
         except Exception as error:  # librdkafka's KafkaException: the broker is away
             raise EngineError(f"source.kafka: cluster {params.cluster!r}: {error}") from None
@@ -244,7 +230,21 @@ def observe_partitions(
 
 
 class KafkaSinkOp(Op):
-    """Each item as JSON, with the idempotent producer: at-least-once."""
+    """Each item as a JSON record, with the idempotent producer, its headers naming the job,
+    the vertex and the epoch (``RecordTag``). Under exactly-once, an epoch's plan keeps the
+    topic's end offsets (``epoch_mark``) and a replayed epoch first reads back what its lost
+    attempt wrote since then and writes only the rest, so each record is in the topic once
+    (without Kafka transactions, SPEC §5). Otherwise at-least-once."""
+
+    def epoch_mark(self, control: JobControl, params: BaseModel) -> Json | None:
+        assert isinstance(params, p.KafkaSink)
+        cluster = cluster_of(
+            control.kafka, control.redis.principal, "sink.kafka", params.cluster, [params.topic]
+        )
+        try:
+            return {"since": end_offsets(cluster.bootstrap, params.topic)}
+        except Exception as error:  # librdkafka's KafkaException: the broker is away
+            raise EngineError(f"sink.kafka: cluster {params.cluster!r}: {error}") from None
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.KafkaSink)
@@ -253,5 +253,17 @@ class KafkaSinkOp(Op):
             ctx.kafka, ctx.job_redis.principal, "sink.kafka", params.cluster, [params.topic]
         )
         key = user_column(params.key) if params.key is not None else None
-        produce(frame, cluster.bootstrap, params.topic, key)
+        epoch = ctx.epoch
+        tag = RecordTag(ctx.owner, ctx.vertex.name, None if epoch is None else epoch.epoch)
+        mark = None if epoch is None or not epoch.replayed else epoch.sink_mark(ctx.vertex.name)
+        written = None
+        if mark is not None:
+            written = tagged_since(cluster.bootstrap, params.topic, mark["since"], tag)
+            log.info(
+                "sink.kafka: a replayed epoch",
+                vertex=ctx.vertex.name,
+                epoch=tag.epoch,
+                already_written=sum(written.values()),
+            )
+        produce(frame, cluster.bootstrap, params.topic, key, tag, written)
         return frame

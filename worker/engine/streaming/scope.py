@@ -56,6 +56,14 @@ class EpochScope:
     """Source vertices read to their end once this epoch's ranges are read."""
     endless: frozenset[str] = frozenset()
     """Source vertices that are never read to their end (``Op.endless``)."""
+    replayed: bool = False
+    """A lost attempt planned this epoch (exactly-once): it may have written some of its
+    output already."""
+
+    def sink_mark(self, vertex: str) -> dict[str, Any] | None:
+        """What sink ``vertex`` noted in the epoch's plan (``Op.epoch_mark``), if anything."""
+        marks: dict[str, dict[str, Any]] = self.ranges.get(SINK_MARKS, {})
+        return marks.get(vertex)
 
     def upstream_sources(self, vertex: str) -> set[str]:
         """The source vertices (no inbound edge) whose items reach ``vertex`` (itself, if it
@@ -101,6 +109,9 @@ class EpochScope:
         self.wm_after[vertex] = coalesced
         return coalesced
 
+
+SINK_MARKS = "__sink_marks"
+"""The key of the sinks' marks among an exactly-once epoch's planned ranges."""
 
 FINAL_WATERMARK = 2**62
 """The watermark a finished stream sends: every window closes."""
