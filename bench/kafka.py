@@ -23,10 +23,11 @@ from the same events: ``lost`` (missing), ``duplicated`` (more than once), ``wro
    exactly_once / none is what the snapshots cost.
 2. chaos: two ``jetspark worker`` processes (``local[1]`` each, the default 15 s lease) run the
    exactly-once job over ``--chaos-events`` records, ``--chaos-per-epoch`` an epoch (many
-   epochs, so the kill lands mid-stream); once the job has committed a snapshot, read part of
-   the topic and put windows in the output topic (a replay could double them), the worker
-   holding it is SIGKILLed with its JVM and a replacement started 0.5 s later (as
-   ``jetspark up`` does); at the end the output topic is compared.
+   epochs, so the kill lands mid-stream); once the job has committed a snapshot and an epoch
+   planned but not committed has put windows in the output topic (its replay could double
+   them), the worker holding it is SIGKILLed with its JVM and a replacement started 0.5 s
+   later (as ``jetspark up`` does); at the end the output topic is compared, and the
+   workers' logs say how many records each replayed epoch found written.
 
 What the figures can show: the source's offsets are in the snapshots, so nothing is lost or
 read twice; ``sink.kafka`` under exactly-once writes only what a replayed epoch's lost
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -54,6 +56,7 @@ from typing import Any
 import redis
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.processes import exit_on_sigterm
@@ -101,15 +104,18 @@ def produce_events(bootstrap: str, topic: str, events: int) -> float:
     return time.perf_counter() - started
 
 
-def any_out(bootstrap: str, topic: str) -> bool:
-    """Whether ``topic`` holds a committed record yet."""
+def epoch_out(bootstrap: str, topic: str, epoch: int) -> bool:
+    """Whether ``topic`` holds a record of ``epoch`` (its ``jetspark-epoch`` header)."""
+    wanted = ("jetspark-epoch", str(epoch).encode())
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "bench-unused",
-         "enable.auto.commit": False, "isolation.level": "read_committed"}
-    )  # fmt: skip
+        {"bootstrap.servers": bootstrap, "group.id": "bench-unused", "enable.auto.commit": False}
+    )
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-        return bool(consumer.consume(num_messages=1, timeout=1.0))
+        while batch := consumer.consume(num_messages=10_000, timeout=0.5):
+            if any(wanted in list(m.headers() or []) for m in batch):
+                return True
+        return False
     finally:
         consumer.close()
 
@@ -338,7 +344,7 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
     from bench.submit_latency import fresh_database, services
     from jetspark.dag.model import JobSpec
     from jetspark.db.engine import make_engine
-    from jetspark.db.tables import Job
+    from jetspark.db.tables import Job, Snapshot
     from jetspark.jobs import service
     from jetspark.queue import stream
     from jetspark.queue.keys import Keys
@@ -388,12 +394,20 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
                     return found
 
             def mid_stream() -> Job | None:
-                """A snapshot committed and windows out (so a replay could double them)."""
+                """A snapshot committed, and an epoch planned, not committed, with windows of
+                its own in the output topic: its replay must not write them again."""
                 j = current()
                 if j.status == "FAILED":
                     return j
-                ready = j.status == "RUNNING" and j.last_snapshot is not None
-                return j if ready and j.items_in > 0 and any_out(bootstrap, target) else None
+                if j.status != "RUNNING" or j.last_snapshot is None or j.items_in == 0:
+                    return None
+                with sessions() as session:
+                    pending = session.scalar(
+                        select(func.max(Snapshot.epoch)).where(
+                            Snapshot.job_id == job_id, Snapshot.committed_at.is_(None)
+                        )
+                    )
+                return j if pending is not None and epoch_out(bootstrap, target, pending) else None
 
             before = wait(mid_stream, "a snapshot and windows out before the kill", 900, 0.5)
             if before.status == "FAILED":
@@ -431,7 +445,24 @@ def chaos(args: argparse.Namespace, bootstrap: str, home: Path) -> int:
         f"chaos: attempt {after.attempt} read the rest {recovered:.1f} s after the kill; "
         f"output topic, {expected} windows expected: {checked}"
     )
+    found = replays(home)
+    print(
+        f"  replayed epochs at the sink: {len(found)}, records their lost attempt had written "
+        f"(not written again): {found}"
+    )
     return 0 if checked.exact else 1
+
+
+def replays(home: Path) -> list[int]:
+    """Per epoch the workers replayed at ``sink.kafka``, the records its lost attempt had
+    written, from the workers' logs."""
+    event = "sink.kafka: a replayed epoch"
+    found: list[int] = []
+    for log in sorted(home.glob("worker-*.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            if event in line and (m := re.search(r"already_written\W+(\d+)", line)):
+                found.append(int(m.group(1)))
+    return found
 
 
 def main() -> int:
