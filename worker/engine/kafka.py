@@ -163,6 +163,7 @@ Record = tuple[str | None, str]
 
 
 def assigned_reader(bootstrap: str) -> Any:
+    """A short-lived consumer for the driver's offset queries and probes (``true_end``)."""
     from confluent_kafka import Consumer
 
     return Consumer(
@@ -171,6 +172,9 @@ def assigned_reader(bootstrap: str) -> Any:
             "group.id": "jetspark-unused",  # assigned, never subscribed: no group is joined
             "enable.auto.commit": False,
             "enable.partition.eof": False,
+            # A fetch left waiting by a probe holds the broker's connection: the next offset
+            # query waited behind it for the default 500 ms (1 s of each epoch's planning).
+            "fetch.wait.max.ms": 10,
         }
     )
 

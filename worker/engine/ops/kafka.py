@@ -74,13 +74,17 @@ class KafkaPlanner:
         consumer = assigned_reader(cluster.bootstrap)
         marks: dict[str, tuple[int, int]] = {}
         try:
-            for topic in params.topics:
-                for partition in topic_partitions(consumer, topic):
-                    low, high = consumer.get_watermark_offsets(
-                        TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S
-                    )
-                    end = true_end(consumer, topic, partition, int(low), int(high))
-                    marks[partition_name(topic, partition)] = (int(low), end)
+            # Every partition's offsets first: a probe's fetch would hold the connection.
+            reported = {
+                (topic, partition): consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S
+                )
+                for topic in params.topics
+                for partition in topic_partitions(consumer, topic)
+            }
+            for (topic, partition), (low, high) in reported.items():
+                end = true_end(consumer, topic, partition, int(low), int(high))
+                marks[partition_name(topic, partition)] = (int(low), end)
         except Exception as error:  # librdkafka's KafkaException: the broker is away
             raise EngineError(f"source.kafka: cluster {params.cluster!r}: {error}") from None
         finally:
