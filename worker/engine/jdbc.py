@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import structlog
@@ -97,8 +98,16 @@ def _jvm(spark: SparkSession) -> Any:
     return spark.sparkContext._jvm
 
 
+@lru_cache(maxsize=64)
 def _dialect(spark: SparkSession, url: str) -> Any:
+    """Spark's dialect for the database (asked once per session and URL: each py4j round
+    trip is a millisecond or two of a job's fixed cost)."""
     return _jvm(spark).org.apache.spark.sql.jdbc.JdbcDialects.get(url)
+
+
+@lru_cache(maxsize=4096)
+def _quote(spark: SparkSession, url: str, identifier: str) -> str:
+    return str(_dialect(spark, url).quoteIdentifier(identifier))
 
 
 def quoted(spark: SparkSession, url: str, name: str) -> str:
@@ -106,8 +115,7 @@ def quoted(spark: SparkSession, url: str, name: str) -> str:
     parts = name.split(".")
     if not all(IDENTIFIER.match(part) for part in parts):
         raise EngineError(f"{name!r} is not a table name")
-    dialect = _dialect(spark, url)
-    return ".".join(str(dialect.quoteIdentifier(part)) for part in parts)
+    return ".".join(_quote(spark, url, part) for part in parts)
 
 
 def read_table(
@@ -206,14 +214,18 @@ def write_committed(
     writer = writer.option("dbtable", quoted(spark, url, stage))
     try:
         target.guarded("staging rows for", writer.save)
-        with _connection(spark, target) as connection:
+    except BaseException:  # a cancelled job too: its partial staging table goes
+        _drop_quietly(spark, target, stage)
+        raise
+    with _connection(spark, target) as connection:
+        try:
             skipped = target.guarded(
                 "committing to",
                 lambda: _move(spark, connection, target, stage, columns, overwrite, owner, epoch),
             )
-        return Committed(skipped)
-    finally:
-        _drop_quietly(spark, target, stage)
+        finally:  # on the move's connection: one connection less for a job's fixed cost
+            _drop_quietly(spark, target, stage, connection)
+    return Committed(skipped)
 
 
 def _move(
@@ -234,7 +246,7 @@ def _move(
         quoted(spark, url, _marker_table(target)),
     )
     dialect = _dialect(spark, url)
-    names = ", ".join(str(dialect.quoteIdentifier(c)) for c in columns)
+    names = ", ".join(_quote(spark, url, c) for c in columns)
     _ensure_markers(connection, markers)
     connection.setAutoCommit(False)
     try:
@@ -327,13 +339,16 @@ def _connection(spark: SparkSession, target: Target) -> Iterator[Any]:
         connection.close()
 
 
-def _drop_quietly(spark: SparkSession, target: Target, stage: str) -> None:
+def _drop_quietly(
+    spark: SparkSession, target: Target, stage: str, connection: Any | None = None
+) -> None:
+    """The staging table dropped, on ``connection`` if given, else on one of its own."""
     try:
-        with _connection(spark, target) as connection:
-            connection.setAutoCommit(True)
-            staged = quoted(spark, target.connection.url, stage)
-            if _exists_autocommit(connection, f"SELECT 1 FROM {staged} WHERE 1 = 0"):
-                connection.createStatement().execute(f"DROP TABLE {staged}")
+        if connection is None:
+            with _connection(spark, target) as own:
+                _drop(spark, own, target, stage)
+        else:
+            _drop(spark, connection, target, stage)
     except Exception as error:  # a leftover staging table is dropped by the epoch's replay
         log.warning(
             "staging table not dropped",
@@ -341,3 +356,10 @@ def _drop_quietly(spark: SparkSession, target: Target, stage: str) -> None:
             table=stage,
             error=type(error).__name__,
         )
+
+
+def _drop(spark: SparkSession, connection: Any, target: Target, stage: str) -> None:
+    connection.setAutoCommit(True)
+    staged = quoted(spark, target.connection.url, stage)
+    if _exists_autocommit(connection, f"SELECT 1 FROM {staged} WHERE 1 = 0"):
+        connection.createStatement().execute(f"DROP TABLE {staged}")
