@@ -44,9 +44,7 @@ def _text(value: bytes | None) -> str | None:
 
 def read_range(bootstrap: str, ranges: list[Range], batch: int) -> Iterator[pa.RecordBatch]:
     """The records of each range, in offset order, in Arrow batches of at most ``batch``."""
-    import time
-
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer
 
     consumer = Consumer(
         {
@@ -61,25 +59,17 @@ def read_range(bootstrap: str, ranges: list[Range], batch: int) -> Iterator[pa.R
         for topic, partition, first, end in ranges:
             if end <= first:
                 continue
-            consumer.assign([TopicPartition(topic, partition, first)])
             rows: list[tuple[str, int, int, str | None, str | None, int]] = []
-            at, waited = first, time.monotonic()
-            while at < end:
-                message = consumer.poll(POLL_S)
-                if message is None:
-                    if time.monotonic() - waited > STALL_S:
-                        raise EngineError(f"source.kafka: {topic}[{partition}] stalled at {at}")
-                    continue
-                if message.error() is not None:
-                    raise EngineError(f"source.kafka: {topic}[{partition}]: {message.error()}")
-                waited = time.monotonic()
-                offset = int(message.offset() or 0)
-                at = offset + 1
-                if offset >= end:
-                    break
-                stamp = message.timestamp()[1]
+            for message in range_messages(consumer, "source.kafka", topic, partition, first, end):
                 rows.append(
-                    (topic, partition, offset, _text(message.key()), _text(message.value()), stamp)
+                    (
+                        topic,
+                        partition,
+                        int(message.offset() or 0),
+                        _text(message.key()),
+                        _text(message.value()),
+                        message.timestamp()[1],
+                    )
                 )
                 if len(rows) >= batch:
                     yield _batch(rows)
@@ -88,6 +78,33 @@ def read_range(bootstrap: str, ranges: list[Range], batch: int) -> Iterator[pa.R
                 yield _batch(rows)
     finally:
         consumer.close()
+
+
+def range_messages(
+    consumer: Any, kind: str, topic: str, partition: int, first: int, end: int
+) -> Iterator[Any]:
+    """The partition's messages of offsets ``first`` to ``end - 1``, in order, ``consumer``
+    assigned to them; their not coming for ``STALL_S`` (the broker is away) fails ``kind``."""
+    import time
+
+    from confluent_kafka import TopicPartition
+
+    consumer.assign([TopicPartition(topic, partition, first)])
+    at, waited = first, time.monotonic()
+    while at < end:
+        message = consumer.poll(POLL_S)
+        if message is None:
+            if time.monotonic() - waited > STALL_S:
+                raise EngineError(f"{kind}: {topic}[{partition}] stalled at {at}")
+            continue
+        if message.error() is not None:
+            raise EngineError(f"{kind}: {topic}[{partition}]: {message.error()}")
+        waited = time.monotonic()
+        offset = int(message.offset() or 0)
+        at = offset + 1
+        if offset >= end:
+            break
+        yield message
 
 
 def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
@@ -209,8 +226,6 @@ def tagged_since(
 ) -> Counter[Record]:
     """The records tagged ``tag`` in ``topic`` from the offsets ``since`` (per partition; a
     partition it does not name, from its start) to the partitions' ends now, counted."""
-    import time
-
     from confluent_kafka import TopicPartition
 
     found: Counter[Record] = Counter()
@@ -224,18 +239,7 @@ def tagged_since(
             at = max(int(since.get(str(q), low)), int(low))
             if at >= end:
                 continue
-            consumer.assign([TopicPartition(topic, q, at)])
-            waited = time.monotonic()
-            while at < end:
-                message = consumer.poll(POLL_S)
-                if message is None:
-                    if time.monotonic() - waited > STALL_S:
-                        raise EngineError(f"sink.kafka: {topic}[{q}] stalled at {at}")
-                    continue
-                if message.error() is not None:
-                    raise EngineError(f"sink.kafka: {topic}[{q}]: {message.error()}")
-                waited = time.monotonic()
-                at = int(message.offset() or 0) + 1
+            for message in range_messages(consumer, "sink.kafka", topic, q, at, end):
                 if tag.marks(message.headers()):
                     found[(_text(message.key()), _text(message.value()) or "")] += 1
             consumer.unassign()
