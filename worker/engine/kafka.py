@@ -130,14 +130,19 @@ def topic_frame(
 
 
 PROBE_S = 5.0
+PATIENT_NEXT_S = 0.2
 
 
-def true_end(consumer: Any, topic: str, partition: int, low: int, high: int) -> int:
+def true_end(
+    consumer: Any, topic: str, partition: int, low: int, high: int, *, patient: bool = False
+) -> int:
     """The offset after the partition's last record, or less (never less than ``high``). A
     broker may report as its high watermark the base offset of its last record batch plus
     one (Tansu does): the batch is fetched once from ``high - 1`` and the records it already
     holds counted. Not waiting for more costs nothing but a later epoch for them: a range
-    ends where it was planned to. On Kafka that is one record, and the end is ``high``."""
+    ends where it was planned to. A ``patient`` probe, for a read that must see every record
+    (``tagged_since``), waits ``PATIENT_NEXT_S`` after each. On Kafka that is one record, and
+    the end is ``high``."""
     from confluent_kafka import TopicPartition
 
     if high <= low:
@@ -148,7 +153,7 @@ def true_end(consumer: Any, topic: str, partition: int, low: int, high: int) -> 
     while message is not None:
         if message.error() is None:
             end = max(end, int(message.offset() or 0) + 1)
-        message = consumer.poll(0)  # ...so the rest of it is here already
+        message = consumer.poll(PATIENT_NEXT_S if patient else 0)  # ...the rest is here
     consumer.unassign()
     return end
 
@@ -235,7 +240,7 @@ def tagged_since(
             low, high = consumer.get_watermark_offsets(
                 TopicPartition(topic, q), timeout=METADATA_TIMEOUT_S
             )
-            end = true_end(consumer, topic, q, int(low), int(high))
+            end = true_end(consumer, topic, q, int(low), int(high), patient=True)
             at = max(int(since.get(str(q), low)), int(low))
             if at >= end:
                 continue
