@@ -38,6 +38,8 @@ VERTEX_GAUGES: tuple[tuple[str, str], ...] = (
     ("items_in", "Items the vertex's processors took in"),
     ("items_out", "Items the vertex's processors emitted"),
     ("backpressure_ratio", "Worst share of time a processor was blocked handing output on"),
+    ("busy_ratio", "Share of time the vertex's processors (or Spark stages) were working"),
+    ("bottleneck", "1 for the job's busiest vertex when at least half busy, else 0"),
     ("coalesced_watermark_seconds", "The vertex's coalesced watermark, Unix seconds"),
     ("lag_seconds", "Now minus the vertex's coalesced watermark (event time within a day of now)"),
 )
@@ -163,6 +165,8 @@ class JobServerCollector(Collector):
                 families["items_in"].add_metric(labels, m.items_in)
                 families["items_out"].add_metric(labels, m.items_out)
                 families["backpressure_ratio"].add_metric(labels, m.backpressure_ratio)
+                families["busy_ratio"].add_metric(labels, m.busy_ratio)
+                families["bottleneck"].add_metric(labels, 1.0 if m.bottleneck else 0.0)
                 if m.coalesced_wm is not None:
                     families["coalesced_watermark_seconds"].add_metric(
                         labels, m.coalesced_wm / 1000

@@ -28,8 +28,10 @@ from jetspark.settings import JobLogSettings
 from worker.engine.contract import JobControl, JobOutcome, RunnableJob, VertexCounts
 from worker.engine.python.live import PROCESSORS_KEY
 from worker.engine.python.task_logs import TASK_LOGS_KEY, task_logs_property
+from worker.engine.work_names import job_description
 from worker.live_metrics import JobReporter, MetricsReporting
 from worker.results import ResultsWriter
+from worker.spark_pipelines import SparkPipelines
 from worker.timings import spark_jobs, stamp
 
 if TYPE_CHECKING:
@@ -150,8 +152,8 @@ def _perform(
     job_id, token = held.job.id, held.fencing_token
     bind = log.bind(job=str(job_id), attempt=held.job.attempt)
     context = spark.sparkContext
-    context.setJobGroup(held.control.job_group, f"jetspark job {job_id}", True)
-    reporter = _start_reporting(metrics, held, context)
+    context.setJobGroup(held.control.job_group, job_description(job_id), True)
+    reporter = _start_reporting(metrics, held, spark)
     durable = Retry(f"job {job_id}: writing to PostgreSQL", logger=bind, stopping=held.abandoned)
     try:
         durable(_write, sessions, job_id, START, token, worker, "running")
@@ -222,12 +224,16 @@ def _perform(
 
 
 def _start_reporting(
-    metrics: MetricsReporting | None, held: HeldJob, context: SparkContext
+    metrics: MetricsReporting | None, held: HeldJob, spark: SparkSession
 ) -> JobReporter | None:
     if metrics is None:
         return None
+    context = spark.sparkContext
     try:
-        reporter = JobReporter(metrics, held.job, held.control).start()
+        pipelines = SparkPipelines(spark, job_description(held.job.id))
+        reporter = JobReporter(
+            metrics, held.job, held.control, pipelines, cores=context.defaultParallelism
+        ).start()
     except Exception as error:  # metrics never stop a job
         log.warning("live metrics off for this job", job=str(held.job.id), error=str(error))
         return None

@@ -4,8 +4,10 @@
 every ``interval_s``: the live reports the job's Python processors write from their Spark
 tasks (``worker.engine.python.live``, one hash per attempt) and the per-vertex counts the
 engine has observed (``JobControl.counts``; built-in vertices run inside the JVM and report
-counts only, once their Spark action has finished). ``finish`` publishes the final document,
-which the worker stores in PostgreSQL with the job's last status.
+counts once their Spark action has finished), and for the vertices Spark runs, busy and
+backpressure from Spark's own metrics of the job's finished queries
+(``worker/spark_pipelines.py``, ``worker/vertex_load.py``). ``finish`` publishes the final
+document, which the worker stores in PostgreSQL with the job's last status.
 
 A vertex's counts are the larger of the two sources (the processors' are live, the engine's
 exact once known); rates are per second since the previous document.
@@ -39,8 +41,16 @@ from jetspark.queue.keys import Keys
 from jetspark.redis_client import RedisClient
 from jetspark.retry import OutageLog
 from worker.engine.contract import JobControl, RunnableJob, VertexCounts
+from worker.spark_pipelines import PipelineRun, SparkPipelines
+from worker.vertex_load import vertex_loads, window_of
 
 log = structlog.get_logger("jetspark.worker")
+
+
+BOTTLENECK_BUSY = 0.5
+"""The busiest vertex is marked the job's bottleneck when it is at least this busy."""
+BOTTLENECK_TIE = 0.02
+"""Vertices as busy as the busiest but this much (one Spark stage's) are marked with it."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,20 @@ def _text(value: Any) -> str:
 class JobReporter:
     """The metrics of one attempt of one job; ``start``, then ``finish`` exactly once."""
 
-    def __init__(self, reporting: MetricsReporting, job: RunnableJob, control: JobControl) -> None:
+    def __init__(
+        self,
+        reporting: MetricsReporting,
+        job: RunnableJob,
+        control: JobControl,
+        pipelines: SparkPipelines | None = None,
+        *,
+        cores: int = 1,
+    ) -> None:
+        """``pipelines``: the job's Spark queries, read back for its built-in vertices' busy
+        and backpressure (none: those stay 0); ``cores``: the task slots Spark has."""
         self.reporting, self.job, self.control = reporting, job, control
+        self.pipelines, self.cores = pipelines, cores
+        self.runs: list[PipelineRun] = []
         self.client = reporting.client
         self.publisher = MetricsPublisher(reporting.client, reporting.keys)
         self.processors_key = reporting.keys.job_processor_metrics(job.id, job.attempt)
@@ -70,6 +92,11 @@ class JobReporter:
             {v.name: v.local_parallelism for v in plan.vertices} if plan else {}
         )
         self.sources = {n for n in self.order if plan and not plan.inbound(n)}
+        self.stream = bool(plan and plan.runs_in_epochs)
+        self.reporting_own = (
+            {v.name for v in plan.vertices if v.processor == "python"} if plan else set()
+        )
+        """Vertices whose processors report their own busy and backpressure from their tasks."""
         self.counts: Mapping[str, VertexCounts] = {}
         self.previous: tuple[int, dict[str, int]] = (now_ms(), {})
         self.watermarks: dict[str, deque[tuple[int, int]]] = {}
@@ -128,6 +155,7 @@ class JobReporter:
                 vertex.items_in = max(vertex.items_in, counted.items_in)
                 vertex.items_out = max(vertex.items_out, counted.items_out)
             vertices[name] = vertex
+        self._spark_loads(vertices)
         self._rates(at, vertices)
         return JobMetrics(job_id=self.job.id, at_ms=at, epoch=epoch, final=final, vertices=vertices)
 
@@ -150,6 +178,26 @@ class JobReporter:
                     setattr(processor, name, value)
             by_vertex[vertex] = [reported[i] for i in sorted(reported)]
         return marks.epoch
+
+    def _spark_loads(self, vertices: dict[str, VertexMetrics]) -> None:
+        """Busy and backpressure of the vertices Spark runs (``worker/vertex_load.py``), and
+        the bottleneck: the busiest vertex, when busy at least ``BOTTLENECK_BUSY``."""
+        if self.pipelines is not None:
+            self.runs.extend(self.pipelines.poll())
+        window = window_of(self.runs, stream=self.stream)
+        if window is not None:
+            if self.stream:  # older runs are out of every later window
+                self.runs = [r for r in self.runs if r.query_ended_ms > window[0]]
+            behind = list(self.control.behind) if self.stream else None
+            for name, load in vertex_loads(self.runs, window, self.cores, behind).items():
+                vertex = vertices.get(name)
+                if vertex is not None and name not in self.reporting_own:
+                    vertex.busy_ratio = load.busy_ratio
+                    vertex.backpressure_ratio = load.backpressure_ratio
+        busiest = max(vertices.values(), key=lambda v: v.busy_ratio, default=None)
+        if busiest is not None and busiest.busy_ratio >= BOTTLENECK_BUSY:
+            for vertex in vertices.values():
+                vertex.bottleneck = vertex.busy_ratio >= busiest.busy_ratio - BOTTLENECK_TIE
 
     def _refresh_counts(self) -> None:
         read = self.control.counts

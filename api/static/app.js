@@ -264,7 +264,7 @@ function drawDag(view) {
   body.replaceChildren(...view.vertices.map((v) => {
     const row = el("tr");
     row.dataset.vertex = v.name;
-    row.append(el("td", v.name), ...Array.from({ length: 7 }, () => el("td", "-")));
+    row.append(el("td", v.name), ...Array.from({ length: 8 }, () => el("td", "-")));
     return row;
   }));
 }
@@ -290,9 +290,12 @@ function eventTimeText(m) {
 function showMetrics(tick, charted = true) {
   for (const [name, m] of Object.entries(tick.vertices || {})) {
     const node = document.querySelector(`#dag .vertex[data-vertex="${CSS.escape(name)}"]`);
-    if (node) node.setAttribute("class", `vertex bp-${m.backpressure_level || "ok"}`);
+    // The busiest vertex, when at least half busy, is where the job's time goes.
+    const marked = m.bottleneck ? " bottleneck" : "";
+    if (node) node.setAttribute("class", `vertex bp-${m.backpressure_level || "ok"}${marked}`);
     const row = document.querySelector(`#vertices tr[data-vertex="${CSS.escape(name)}"]`);
     if (!row) continue;
+    row.classList.toggle("bottleneck", Boolean(m.bottleneck));
     const cells = row.children;
     cells[1].textContent = formatCount(m.items_in);
     cells[2].textContent = formatCount(m.items_out);
@@ -307,6 +310,10 @@ function showMetrics(tick, charted = true) {
     cells[6].textContent = m.queue_capacity ? `${m.queue_size}/${m.queue_capacity}` : "-";
     cells[7].textContent = m.backpressure_ratio === undefined ? "-"
       : `${m.backpressure_level} (${(100 * m.backpressure_ratio).toFixed(0)}%)`;
+    cells[8].textContent = m.busy_ratio === undefined ? "-"
+      : `${(100 * m.busy_ratio).toFixed(0)}%${m.bottleneck ? " · bottleneck" : ""}`;
+    cells[8].title = m.processors && m.processors.length ? "its processors' own report"
+      : "its Spark stages' task time (vertices fused into one stage share it)";
   }
   $("metrics-at").textContent = tick.at_ms ? `as of ${formatTime(tick.at_ms)}` : "";
   if (charted && tick.at_ms && chart) chart.add(tick.at_ms, sourceRate(tick));

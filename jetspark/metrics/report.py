@@ -38,8 +38,10 @@ clock; 0: stalled; a stream's watermarks move once per epoch, so a window of one
 would read 0 between epochs);
 ``event_time_gap_ms``: ``top_observed_wm`` - ``coalesced_wm``, how far the vertex's
 watermark is behind the newest one it saw (the inputs' skew). ``set_event_time`` sets the
-three. ``processors`` lists the processors that reported (built-in vertices run inside the
-JVM and report counts only).
+three. ``bottleneck``: the job's busiest vertex, when at least half busy (vertices fused
+into its Spark stage with it). ``processors`` lists the processors that reported (built-in
+vertices run inside the JVM: their busy and backpressure come from Spark's metrics of the
+stages that ran them, ``worker/vertex_load.py``).
 
 ``JobMetrics``: ``job_id``, ``at_ms`` (wall clock, ms since the epoch, when produced),
 ``epoch`` (the streaming epoch, ``None`` in batch), ``final`` (the job's last document) and
@@ -102,6 +104,7 @@ class VertexMetrics(_Counts):
     lag_ms: int | None = None
     event_time_per_s: float | None = None
     event_time_gap_ms: int | None = None
+    bottleneck: bool = False
     processors: list[ProcessorMetrics] = Field(default_factory=list)
 
 

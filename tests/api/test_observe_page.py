@@ -16,6 +16,7 @@ import pytest
 from tests.api.browser import serious_violations
 from tests.api.test_snapshot_history import counted_stream
 from tests.api.test_status_page import open_job, page, texts, wait_for_status
+from tests.worker.test_live_metrics import hashing_job
 from worker.loop import Worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -110,3 +111,26 @@ def test_a_batch_jobs_timeline_has_a_bar_per_phase_and_spark_job(
     assert page.inner_text("#snapshot-history-empty") == "no snapshot taken yet"
     assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "observe-batch-timeline.png"), full_page=True)
+
+
+def test_a_running_streams_expensive_built_in_vertex_is_marked_its_bottleneck(
+    page: Any, http: httpx.Client, worker: Worker, artifacts_dir: Path
+) -> None:
+    del worker
+    numbers = {"processor": "source.sequence", "params": {"count": None, "rate_per_s": 4000}}
+    body = hashing_job(numbers, field="seq", expensive=True)
+    job_id = http.post("/v1/jobs", json=body).json()["id"]
+    open_job(page, job_id)
+    wait_for_status(page, "RUNNING", timeout_s=120)
+    # Measured from Spark's stages once epochs have run: no processor of `hash` reports.
+    page.wait_for_selector("#vertices tr.bottleneck[data-vertex=hash]", timeout=180_000)
+    assert page.query_selector("#dag .vertex.bottleneck[data-vertex=hash]") is not None
+    assert page.query_selector("#dag .vertex.bottleneck[data-vertex=numbers]") is None
+    busy = page.inner_text("#vertices tr[data-vertex=hash] td:nth-child(9)")
+    assert re.fullmatch(r"\d+% · bottleneck", busy) and int(busy.split("%")[0]) >= 50, busy
+    assert "bottleneck" not in page.inner_text("#vertices tr[data-vertex=numbers] td:nth-child(9)")
+    assert "bottleneck" in page.inner_text(".legend")
+    assert serious_violations(page) == []
+    page.screenshot(path=str(artifacts_dir / "observe-bottleneck.png"), full_page=True)
+    assert http.post(f"/v1/jobs/{job_id}/cancel").status_code == 200
+    wait_for_status(page, "CANCELLED", timeout_s=60)

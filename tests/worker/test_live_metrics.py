@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -242,3 +243,97 @@ def test_the_watermarks_endpoint_names_a_source_input_held_idle(
     ]
     assert http.post(f"/v1/jobs/{job_id}/cancel").status_code == 200
     redis_client.delete(busy_key, quiet_key)
+
+
+def hashing_job(source: dict[str, Any], *, field: str, expensive: bool) -> dict[str, Any]:
+    """numbers -(partitioned, distributed: its own Spark stage)-> hash -> kept -> out. An
+    expensive ``hash`` computes an edit distance between strings of some 370 and 200
+    characters per item (about 0.4 ms of a core); a cheap one takes the field's length.
+    ``kept`` drops every item (``kept`` and ``out`` are fused into hash's Spark stage)."""
+    text = f"cast({field} as string)"
+    work = f"levenshtein(repeat({text}, 64), repeat('ab', 100))" if expensive else f"length({text})"
+    return {
+        "name": "hashing",
+        "dag": {
+            "vertices": [
+                {"name": "numbers", **source},
+                {"name": "hash", "processor": "map", "params": {"select": {"d": work}}},
+                {"name": "kept", "processor": "filter", "params": {"where": "d < 0"}},
+                {"name": "out", "processor": "sink.results"},
+            ],
+            "edges": [
+                {
+                    "from": "numbers",
+                    "to": "hash",
+                    "routing": "partitioned",
+                    "key": field,
+                    "distributed": True,
+                },
+                {"from": "hash", "to": "kept"},
+                {"from": "kept", "to": "out"},
+            ],
+        },
+        "config": {"members": 1, "local_parallelism": 2},
+    }
+
+
+def test_an_expensive_built_in_vertex_is_the_busy_bottleneck_holding_its_source_back(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    http: httpx.Client,
+    tmp_path: Path,
+) -> None:
+    worker = make_worker("metrics-bottleneck")
+    lines = tmp_path / "numbers.txt"
+    lines.write_text("".join(f"{n}\n" for n in range(100_000)))
+    files = {"processor": "source.files", "params": {"path": str(lines), "format": "text"}}
+    job_id = submit(hashing_job(files, field="line", expensive=True))
+    poll(
+        worker,
+        lambda: status_of(sessions, job_id) in {"COMPLETED", "FAILED"},
+        deadline_s=300,
+        what="the job's end",
+    )
+    assert status_of(sessions, job_id) == "COMPLETED"
+    vertices = http.get(f"/v1/jobs/{job_id}/metrics").json()["vertices"]
+    hashing, numbers = vertices["hash"], vertices["numbers"]
+    assert hashing["processors"] == []  # a built-in vertex: Spark's metrics, not a report
+    assert hashing["busy_ratio"] >= 0.8 and hashing["bottleneck"] is True
+    assert hashing["backpressure_level"] == "ok"
+    # fused into hash's Spark stage, kept and out share its time (as Flink's chained operators)
+    assert vertices["kept"]["bottleneck"] is True and vertices["out"]["bottleneck"] is True
+    assert numbers["busy_ratio"] < 0.3 and numbers["bottleneck"] is False
+    assert numbers["backpressure_ratio"] >= 0.5 and numbers["backpressure_level"] == "high"
+
+
+def test_a_cheap_stream_that_keeps_its_pace_is_ok_everywhere(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    http: httpx.Client,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JETSPARK_STREAM_EPOCH_INTERVAL_MS", "1000")
+    worker = make_worker("metrics-cheap")
+    numbers = {"processor": "source.sequence", "params": {"count": None, "rate_per_s": 2000}}
+    job_id = submit(hashing_job(numbers, field="seq", expensive=False))
+    seen: dict[str, Any] = {}
+
+    def measured() -> bool:
+        doc = http.get(f"/v1/jobs/{job_id}/metrics").json()
+        vertices = doc.get("vertices") or {}
+        if all(vertices.get(n, {}).get("busy_ratio", 0) > 0 for n in ("numbers", "hash")):
+            seen.update(vertices)
+            # the window (10 s) past the first epochs, which start Python's workers
+            return doc.get("epoch") is not None and doc["epoch"] >= 12
+        return False
+
+    poll(worker, measured, deadline_s=240, what="twelve epochs measured")
+    assert {n: v["backpressure_level"] for n, v in seen.items()} == dict.fromkeys(seen, "ok")
+    assert not any(v["bottleneck"] for v in seen.values())
+    assert all(v["busy_ratio"] < 0.5 for v in seen.values())
+    gauges = scrape(str(http.base_url).rstrip("/"))
+    labels = (("job", str(job_id)), ("vertex", "hash"))
+    assert 0 < gauges[("jetspark_job_vertex_busy_ratio", labels)] < 0.5
+    assert gauges[("jetspark_job_vertex_bottleneck", labels)] == 0
+    assert http.post(f"/v1/jobs/{job_id}/cancel").status_code == 200

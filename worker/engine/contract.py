@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
 RESULTS_CAP = 100_000
 """``sink.results`` records kept per job at most."""
+BEHIND_KEPT = 512
+"""Spans a stream ran behind kept for its live metrics (the newest)."""
 
 
 def stamp() -> str:
@@ -216,6 +219,10 @@ class JobControl:
     commit goes with ``epochs.commit``)."""
     marks: Callable[[], StreamMarks] | None = None
     """Set by the epoch engine: every processor's watermarks so far (read from another thread)."""
+    behind: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=BEHIND_KEPT))
+    """Set by the epoch engine: spans of wall-clock ms in which the stream ran behind its
+    epoch interval (an epoch started later than due, its sources' input waiting); the live
+    metrics measure built-in vertices' backpressure against them."""
     counts: Callable[[], Mapping[str, VertexCounts]] | None = None
     """Set by the engine: the per-vertex counts known so far (the live metrics read it from
     another thread; it may raise while the engine adds vertices)."""

@@ -38,10 +38,13 @@ def _finished(observation: ObservedAggregates | None) -> int:
 
 
 def _observed(
-    frame: DataFrame, per_row: Column | None = None
+    frame: DataFrame, vertex: str, per_row: Column | None = None
 ) -> tuple[DataFrame, ObservedAggregates]:
-    """``frame`` counting its rows (or summing ``per_row``) as Spark computes it."""
-    observation = ObservedAggregates(frame, {"n": F.sum(F.lit(1) if per_row is None else per_row)})
+    """``frame`` (``vertex``'s work) counting its rows (or summing ``per_row``) as Spark
+    computes it."""
+    observation = ObservedAggregates(
+        frame, {"n": F.sum(F.lit(1) if per_row is None else per_row)}, vertex=vertex
+    )
     return observation.frame, observation
 
 
@@ -74,7 +77,7 @@ class VertexCounters:
         if at_receiver:
             self._at_receiver.add(vertex)
             return frame
-        frame, self._emitted[vertex] = _observed(frame)
+        frame, self._emitted[vertex] = _observed(frame, vertex)
         return frame
 
     def received(
@@ -90,15 +93,15 @@ class VertexCounters:
         """Note an inbound edge: ``copies`` per sent item; observed when ``partial``, or
         counted here for a sender that left it to the receiver (by the receiver's op itself
         when it ``counts_own_input``: see ``own_input_counter``)."""
-        observation = None
+        observation = None  # on the sender's frame, before the edge routes it: its work
         if partial:
-            frame, observation = _observed(frame)
+            frame, observation = _observed(frame, sender)
         elif sender in self._at_receiver:
             self._at_receiver.discard(sender)
             if counts_own_input and copies == 1:
                 self._own_input[vertex] = sender
             else:
-                frame, self._emitted[sender] = _observed(frame)
+                frame, self._emitted[sender] = _observed(frame, sender)
         self._inbound[vertex].append(_Inbound(sender, copies, observation))
         return frame
 
@@ -110,7 +113,7 @@ class VertexCounters:
             return None
 
         def count(groups: DataFrame) -> DataFrame:
-            groups, self._emitted[sender] = _observed(groups, F.col(ITEMS))
+            groups, self._emitted[sender] = _observed(groups, vertex, F.col(ITEMS))
             return groups.drop(ITEMS)
 
         return count

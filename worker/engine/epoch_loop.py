@@ -281,6 +281,7 @@ class _Stream:
                     epoch -= 1
                     continue
                 planning = time.monotonic()  # the wait for the epoch's start is no work
+                self.note_behind(next_start, planning)
                 ranges = self.plan_epoch(epoch, offsets)
             next_start = time.monotonic() + self.interval_ms / 1000
             done_before = self.read_to_end(offsets)
@@ -340,6 +341,15 @@ class _Stream:
                     sources=self.sources,
                     sinks=self.sinks,
                 )
+
+    def note_behind(self, due: float, started: float) -> None:
+        """An epoch that starts later than due (the one before ran over its interval) leaves
+        its sources' input waiting: the span goes to ``JobControl.behind`` (wall-clock ms),
+        where backpressure is measured."""
+        if started > due:
+            now_ms, now = time.time() * 1000, time.monotonic()
+            span = (int(now_ms - (now - due) * 1000), int(now_ms - (now - started) * 1000))
+            self.control.behind.append(span)
 
     def read_to_end(self, offsets: dict[str, Any]) -> frozenset[str]:
         """The sources these offsets put at their end."""

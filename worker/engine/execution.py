@@ -28,6 +28,7 @@ from worker.engine.ops.table import ops_for
 from worker.engine.python.failure import processor_failure
 from worker.engine.routing import route, without_slot
 from worker.engine.streaming.scope import EpochScope
+from worker.engine.work_names import vertex_actions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -121,7 +122,11 @@ class Execution:
             exactly_once=self.plan.config.processing_guarantee is ProcessingGuarantee.exactly_once,
             max_records=self.plan.config.max_processor_accumulated_records,
         )
-        output = op.apply(context)
+        if vertex.role == "sink" or not context.outbound:  # its actions are its own work
+            with vertex_actions(self.spark.sparkContext, name):
+                output = op.apply(context)
+        else:
+            output = op.apply(context)
         if self.epoch is not None and not op.forwards_own_watermarks:
             self.epoch.watermarks.pass_through(name)
         if vertex.role == "sink":
@@ -133,7 +138,8 @@ class Execution:
             output = self.keep(output)
         self.frames[name] = output
         if not outbound:
-            output.count()  # a dead end still runs, as its processors would in Jet
+            with vertex_actions(self.spark.sparkContext, name):
+                output.count()  # a dead end still runs, as its processors would in Jet
 
     def buffers(self, op: Op, outbound: list[EdgePlan]) -> bool:
         """Whether a vertex's output is kept (persisted) for its outbound edges: when one of

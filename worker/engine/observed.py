@@ -8,11 +8,12 @@ come with the job that computes the frame anyway.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Observation
+
+from worker.engine.work_names import observation_name
 
 
 class ObservedAggregates:
@@ -25,9 +26,12 @@ class ObservedAggregates:
     persisted, by then is computed once for both).
     """
 
-    def __init__(self, frame: DataFrame, aggregates: Mapping[str, Column]) -> None:
-        self._source, self._aggregates = frame, dict(aggregates)
-        self._observation = Observation(f"jetspark-{uuid.uuid4().hex}")
+    def __init__(
+        self, frame: DataFrame, aggregates: Mapping[str, Column], *, vertex: str | None = None
+    ) -> None:
+        """``vertex``: whose Spark work ``frame`` is (its pipeline is told by this name)."""
+        self._source, self._aggregates, self._vertex = frame, dict(aggregates), vertex
+        self._observation = Observation(observation_name(vertex))
         named = [value.alias(name) for name, value in aggregates.items()]
         self.frame = frame.observe(self._observation, *named)
         """The frame to compute in place of the source: computing it fills the aggregates."""
@@ -46,7 +50,7 @@ class ObservedAggregates:
         if self.observed() is None and not self._reported():
             _compute(self.frame)
         if self.observed() is None:  # an action ran a plan without the observation in it
-            again = ObservedAggregates(self._source, self._aggregates)
+            again = ObservedAggregates(self._source, self._aggregates, vertex=self._vertex)
             _compute(again.frame)
             self._values = again.observed() or self._ints({})  # still pruned: no rows
         assert self._values is not None

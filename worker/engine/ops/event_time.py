@@ -43,7 +43,9 @@ class InsertWatermarksOp(Op):
             return frame
         ts, g = user_column(params.timestamp).cast("bigint"), F.spark_partition_id()
         n = ctx.vertex.parallelism
-        tops = ObservedAggregates(frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)})
+        tops = ObservedAggregates(
+            frame, {f"top_{i}": F.max(F.when(g == i, ts)) for i in range(n)}, vertex=ctx.vertex.name
+        )
         kept = tops.frame if computed_once(ctx) else ctx.keep(tops.frame)
 
         def observe() -> None:

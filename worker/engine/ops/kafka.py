@@ -169,6 +169,7 @@ class KafkaSourceOp(SourceOp):
                 name: F.max(F.when((topic == F.lit(t)) & (partition == F.lit(q)), ts))
                 for name, (t, q) in read.items()
             },
+            vertex=ctx.vertex.name,
         )
         kept = tops.frame if computed_once(ctx) else ctx.keep(tops.frame)
 

@@ -1,0 +1,84 @@
+"""A job's finished Spark queries read back as pipelines (``worker/spark_pipelines.py``):
+real queries on the session's SparkSession, cut at their exchanges, each piece with the
+vertices its observations name and the stage Spark ran it in."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from worker.engine.observed import ObservedAggregates
+from worker.engine.work_names import described_vertex, job_description, vertex_actions
+from worker.spark_pipelines import PipelineRun, SparkPipelines
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def described(spark: SparkSession) -> Iterator[str]:
+    """This thread's Spark work carries a job's description, as a worker's job thread's."""
+    context = spark.sparkContext
+    description = job_description(uuid.uuid4())
+    context.setJobGroup(f"pipelines-{uuid.uuid4().hex[:8]}", description, True)
+    yield description
+    context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+
+
+def named(frame: DataFrame, vertex: str) -> DataFrame:
+    return ObservedAggregates(frame, {"n": F.count(F.lit(1))}, vertex=vertex).frame
+
+
+def by_vertices(runs: list[PipelineRun]) -> dict[frozenset[str], list[PipelineRun]]:
+    found: dict[frozenset[str], list[PipelineRun]] = {}
+    for run in runs:
+        found.setdefault(run.vertices, []).append(run)
+    return found
+
+
+def test_a_query_is_read_as_its_pipelines_with_their_vertices_and_stages(
+    spark: SparkSession, described: str
+) -> None:
+    reader = SparkPipelines(spark, described)
+    frame = named(spark.range(0, 50_000, numPartitions=2), "numbers")
+    frame = named(frame.select("id", F.sha2(F.col("id").cast("string"), 256).alias("h")), "hash")
+    grouped = frame.repartition(3, "id").groupBy((F.col("id") % 7).alias("k")).count()
+    with vertex_actions(spark.sparkContext, "out"):
+        grouped.write.format("noop").mode("overwrite").save()
+    spark.range(10).count()  # another query of the same job: no vertex, nothing to read
+
+    runs = by_vertices(reader.poll())
+    first = runs[frozenset({"numbers", "hash"})]
+    assert len(first) == 1 and first[0].tasks == 2 and first[0].run_ms > 0
+    # after the exchange: the grouping's two stages, the last one the sink's query's end
+    after = runs[frozenset({"out"})]
+    assert len(after) == 2 and len(runs) == 2
+    assert first[0].ended_ms <= min(r.started_ms for r in after)
+    ends = {r.query_ended_ms for r in [*first, *after]}
+    assert ends == {max(r.ended_ms for r in after)}
+    assert len({r.stage for r in [*first, *after]}) == 3
+    assert reader.poll() == []  # each query read once
+
+
+def test_another_jobs_queries_and_unfinished_ones_are_not_read(
+    spark: SparkSession, described: str
+) -> None:
+    reader = SparkPipelines(spark, described)
+    other = SparkPipelines(spark, job_description(uuid.uuid4()))
+    other.poll()
+    with vertex_actions(spark.sparkContext, "count"):
+        named(spark.range(0, 1000, numPartitions=2), "numbers").count()
+    assert {v for r in reader.poll() for v in r.vertices} == {"numbers", "count"}
+    assert other.poll() == []
+
+
+def test_a_query_description_names_its_job_and_the_vertex_that_ran_it() -> None:
+    job = job_description("j1")
+    assert described_vertex(job, job) == (True, None)
+    assert described_vertex(f"{job} · vertex a · vertex b", job) == (True, "a · vertex b")
+    assert described_vertex(job_description("j10"), job) == (False, None)
+    assert described_vertex("jetspark snapshot", job) == (False, None)

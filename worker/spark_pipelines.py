@@ -1,0 +1,279 @@
+"""A job's finished Spark queries read back as pipelines: which vertices each one ran, in
+which stage, for how much task time (Spark's own metrics, from its status stores).
+
+Spark fuses the operators between two exchanges into one stage, run task by task: the
+vertices whose work is in those operators share the stage's time, as Flink's chained
+operators share their task's. A query's SQL plan graph (``SQLAppStatusStore.planGraph``) is cut
+at its exchanges (and at cached frames, which are computed where they are first read) into
+pipelines; a pipeline's vertices are named by its observations and, for the query's last
+pipeline, by the vertex that ran the action (``worker/engine/work_names.py``); its stage is
+the one its metrics were measured in (Spark writes ``(stage N.M: task K)`` beside each
+timing and size). The stage's task run time, task count and times come from
+``AppStatusStore.lastStageAttempt``.
+
+Read on the job's metrics thread, never on the engine's: a handful of py4j calls per
+finished query, each object read whole as JSON by Spark's own status-store serializer.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from worker.engine.work_names import described_vertex, observed_vertex
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger("jetspark.worker")
+
+_STAGE = re.compile(r"\(stage (\d+)\.\d+: task \d+\)")
+_READ_SIDE = ("records read", "fetch", "remote", "local", "merged", "corrupt")
+"""An exchange's metrics measured where its output is read (the pipeline above it)."""
+_WRITE_SIDE = ("shuffle write time", "shuffle bytes written", "shuffle records written",
+               "data size")  # fmt: skip
+_CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
+"""Nodes whose input was computed in another stage (or, cached, another query)."""
+LOOKBACK = 64
+"""Queries read back per poll at most (older unseen ones are counted as missed)."""
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """One pipeline of one finished query: the vertices it ran and its stage's figures."""
+
+    vertices: frozenset[str]
+    stage: int
+    run_ms: int
+    """The stage's task run time, summed over its tasks."""
+    tasks: int
+    started_ms: int
+    ended_ms: int
+    query_ended_ms: int
+    """When the query's last stage ended: the pipelines below it waited until then."""
+
+
+@dataclass
+class _Pipeline:
+    nodes: list[dict[str, Any]]
+    stages: set[int]
+    vertices: set[str]
+    depth: int
+    """How many pipelines are above it (0: the query's last)."""
+    feeds: int | None
+    """The first node of the pipeline it feeds."""
+
+
+def _flatten(nodes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    found = []
+    for node in nodes:
+        if "nodes" in node:  # a WholeStageCodegen cluster: its metrics are its own
+            found.append({**node, "nodes": None})
+            found.extend(_flatten(node["nodes"]))
+        else:
+            found.append(node)
+    return found
+
+
+def _stage_of(value: str | None) -> int | None:
+    found = _STAGE.search(value or "")
+    return int(found.group(1)) if found else None
+
+
+class _PlanGraph:
+    """A query's SQL plan graph (nodes by id; each node's parent: the one it feeds)."""
+
+    def __init__(self, graph: dict[str, Any]) -> None:
+        self.nodes = {n["id"]: n for n in _flatten(graph.get("nodes", []))}
+        self.parent = {edge["fromId"]: edge["toId"] for edge in graph.get("edges", [])}
+        for node in graph.get("nodes", []):  # a codegen cluster goes with its members
+            if node.get("nodes"):
+                self.parent[node["id"]] = node["nodes"][0]["id"]
+        self.first: dict[int, int] = {}
+
+    def is_cut(self, node_id: int) -> bool:
+        return str(self.nodes.get(node_id, {}).get("name", "")).startswith(_CUTS)
+
+    def root(self, node_id: int) -> int:
+        """The first node of ``node_id``'s pipeline (the one right below a cut, or the top)."""
+        if node_id not in self.first:
+            above = self.parent.get(node_id)
+            self.first[node_id] = (
+                node_id if above is None or self.is_cut(above) else self.root(above)
+            )
+        return self.first[node_id]
+
+    def depth(self, first: int) -> int:
+        above = self.parent.get(first)
+        return 0 if above is None else 1 + self.depth(self.root(above))
+
+    def stage_claims(self, values: dict[str, str]) -> Iterable[tuple[int, int]]:
+        """(pipeline, stage) for each metric that names the stage it was measured in: an
+        exchange's write side in the pipelines below it, its read side in its own."""
+        for node_id, node in self.nodes.items():
+            cut = self.is_cut(node_id)
+            for metric in node.get("metrics") or []:
+                stage = _stage_of(values.get(str(metric.get("accumulatorId"))))
+                name = str(metric.get("name", ""))
+                if stage is None:
+                    continue
+                if not cut or name.startswith(_READ_SIDE):
+                    yield self.root(node_id), stage
+                elif name in _WRITE_SIDE:
+                    for child, above in self.parent.items():
+                        if above == node_id:
+                            yield self.root(child), stage
+
+
+def pipelines(
+    graph: dict[str, Any], values: dict[str, str], ran: list[int], action_vertex: str | None
+) -> list[_Pipeline]:
+    """The query's plan graph cut at its exchanges, each piece with its stage(s) and its
+    vertices: those its observations name, the vertex that ran the query for the last piece,
+    and for a piece that names none, those of the piece it feeds. ``values``: the metrics'
+    values by accumulator id; ``ran``: the query's completed stages."""
+    plan = _PlanGraph(graph)
+    found: dict[int, _Pipeline] = {}
+    for node_id, node in plan.nodes.items():
+        key = plan.root(node_id)
+        if key not in found:
+            above = plan.parent.get(key)
+            feeds = None if above is None else plan.root(above)
+            found[key] = _Pipeline([], set(), set(), plan.depth(key), feeds)
+        found[key].nodes.append(node)
+        if (vertex := observed_vertex(str(node.get("desc", "")))) is not None:
+            found[key].vertices.add(vertex)
+    for key, stage in plan.stage_claims(values):
+        found[key].stages.add(stage)
+    pieces = sorted(found.values(), key=lambda p: -p.depth)
+    _assign_stages(pieces, ran)
+    top = [p for p in pieces if p.depth == 0]
+    if action_vertex is not None and top:
+        top[0].vertices.add(action_vertex)
+    for piece in reversed(pieces):  # the work after an exchange is its receiver's
+        if not piece.vertices and piece.feeds is not None:
+            piece.vertices |= found[piece.feeds].vertices
+    return pieces
+
+
+def _assign_stages(pieces: list[_Pipeline], ran: list[int]) -> None:
+    """Give the pipelines Spark printed no stage for (a one-task stage's metrics carry none)
+    the stages of the query nobody claimed: in order when they pair up one to one (stage ids
+    grow from the first pipeline to the last), else the last stage to the last pipeline."""
+    claimed = {s for p in pieces for s in p.stages}
+    free = sorted(s for s in ran if s not in claimed)
+    bare = [p for p in pieces if not p.stages]  # deepest first
+    if free and len(free) == len(bare):
+        for piece, stage in zip(bare, free, strict=True):
+            piece.stages.add(stage)
+    elif free and bare and bare[-1].depth == 0:
+        bare[-1].stages.add(free[-1])
+
+
+def _json(raw: Any) -> Any:
+    data = bytes(raw)
+    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+
+
+class SparkPipelines:
+    """Reads the finished queries of one job (those carrying ``job_description``)."""
+
+    def __init__(self, spark: SparkSession, job_description: str) -> None:
+        self.spark, self.description = spark, job_description
+        self.waiting: dict[int, str | None] = {}
+        """This job's queries listed, not yet finished (with the vertex that ran each)."""
+        self.newest = -1
+        """The newest query id listed so far (of any job)."""
+        self.counted: set[int] = set()
+        """Stages already read (a nested query's show again in its parent's)."""
+
+    def poll(self) -> list[PipelineRun]:
+        """The pipelines of this job's queries finished since the last poll. Never raises:
+        metrics explain a run, they never fail it."""
+        try:
+            return self._poll()
+        except Exception as error:
+            log.debug("spark pipelines not read", error=str(error)[:300])
+            return []
+
+    def _poll(self) -> list[PipelineRun]:
+        sql = self.spark._jsparkSession.sharedState().statusStore()
+        runs: list[PipelineRun] = []
+        for execution_id, vertex in self._finished(sql):
+            runs.extend(self._read(sql, execution_id, vertex))
+        return runs
+
+    def _finished(self, sql: Any) -> list[tuple[int, str | None]]:
+        """This job's queries that finished since the last poll (with the vertex that ran
+        each, if one did): only the queries newer than the last poll are listed."""
+        count = int(sql.executionsCount())
+        if count == 0:
+            return []
+        newest = int(sql.executionsList(count - 1, 1).apply(0).executionId())
+        fresh = min(LOOKBACK, max(0, newest - self.newest))
+        if fresh:
+            listed = sql.executionsList(max(0, count - fresh), fresh)
+            for index in range(int(listed.size())):
+                execution = listed.apply(index)
+                execution_id = int(execution.executionId())
+                ours, vertex = described_vertex(str(execution.description()), self.description)
+                if ours and execution_id > self.newest:
+                    self.waiting[execution_id] = vertex
+        self.newest = max(self.newest, newest)
+        finished = []
+        for execution_id, vertex in list(self.waiting.items()):
+            execution = sql.execution(execution_id)
+            if not execution.isDefined():  # evicted from Spark's store: gone
+                del self.waiting[execution_id]
+            elif execution.get().completionTime().isDefined():
+                del self.waiting[execution_id]
+                finished.append((execution_id, vertex))
+        return finished
+
+    def _read(self, sql: Any, execution_id: int, vertex: str | None) -> list[PipelineRun]:
+        """One finished query's pipelines, each run once per stage (a stage counted by an
+        earlier query, as a nested one's can be, is not counted again)."""
+        jvm: Any = self.spark.sparkContext._jvm
+        serializer = jvm.org.apache.spark.status.KVUtils.KVStoreScalaSerializer()
+        store = self.spark.sparkContext._jsc.sc().statusStore()
+        execution = sql.execution(execution_id)
+        if not execution.isDefined():
+            return []
+        listed = {int(n) for n in re.findall(r"\d+", str(execution.get().stages()))}
+        stages: dict[int, dict[str, Any]] = {}
+        for stage in sorted(listed - self.counted):
+            data = _json(serializer.serialize(store.lastStageAttempt(stage)))
+            if data.get("status") == "COMPLETE":
+                stages[stage] = data
+        if not stages:
+            return []
+        graph = _json(serializer.serialize(sql.planGraph(execution_id)))
+        values = _json(serializer.serialize(sql.executionMetrics(execution_id)))
+        metric_values = {str(k): str(v) for k, v in values.items()}
+        pieces = pipelines(graph, metric_values, sorted(stages), vertex)
+        query_end = max(int(d.get("completionTime") or 0) for d in stages.values())
+        runs = []
+        for piece in pieces:
+            for stage in sorted(piece.stages & stages.keys()):
+                if not piece.vertices:
+                    continue
+                data = stages[stage]
+                runs.append(
+                    PipelineRun(
+                        vertices=frozenset(piece.vertices),
+                        stage=stage,
+                        run_ms=int(data.get("executorRunTime") or 0),
+                        tasks=int(data.get("numTasks") or 0),
+                        started_ms=int(data.get("submissionTime") or 0),
+                        ended_ms=int(data.get("completionTime") or 0),
+                        query_ended_ms=query_end,
+                    )
+                )
+        self.counted |= stages.keys()
+        return runs
