@@ -32,6 +32,7 @@ class VertexMetrics:
         Attributes:
             backpressure_level (BackpressureLevel | Unset): SPEC §6: ok < 0.1 <= low < 0.5 <= high.
             backpressure_ratio (float | Unset):  Default: 0.0.
+            bottleneck (bool | Unset):  Default: False.
             busy_ratio (float | Unset):  Default: 0.0.
             coalesced_wm (int | None | Unset):
             emitted_by_ordinal (VertexMetricsEmittedByOrdinal | Unset):
@@ -55,6 +56,7 @@ class VertexMetrics:
 
     backpressure_level: BackpressureLevel | Unset = UNSET
     backpressure_ratio: float | Unset = 0.0
+    bottleneck: bool | Unset = False
     busy_ratio: float | Unset = 0.0
     coalesced_wm: int | None | Unset = UNSET
     emitted_by_ordinal: VertexMetricsEmittedByOrdinal | Unset = UNSET
@@ -90,6 +92,8 @@ class VertexMetrics:
 
 
         backpressure_ratio = self.backpressure_ratio
+
+        bottleneck = self.bottleneck
 
         busy_ratio = self.busy_ratio
 
@@ -185,6 +189,8 @@ class VertexMetrics:
             field_dict["backpressure_level"] = backpressure_level
         if backpressure_ratio is not UNSET:
             field_dict["backpressure_ratio"] = backpressure_ratio
+        if bottleneck is not UNSET:
+            field_dict["bottleneck"] = bottleneck
         if busy_ratio is not UNSET:
             field_dict["busy_ratio"] = busy_ratio
         if coalesced_wm is not UNSET:
@@ -245,6 +251,8 @@ class VertexMetrics:
 
 
         backpressure_ratio = d.pop("backpressure_ratio", UNSET)
+
+        bottleneck = d.pop("bottleneck", UNSET)
 
         busy_ratio = d.pop("busy_ratio", UNSET)
 
@@ -385,6 +393,7 @@ class VertexMetrics:
         vertex_metrics = cls(
             backpressure_level=backpressure_level,
             backpressure_ratio=backpressure_ratio,
+            bottleneck=bottleneck,
             busy_ratio=busy_ratio,
             coalesced_wm=coalesced_wm,
             emitted_by_ordinal=emitted_by_ordinal,
