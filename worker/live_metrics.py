@@ -25,7 +25,7 @@ import redis
 import structlog
 from pydantic import ValidationError
 
-from jetspark.dag.plan import ExecutionPlan
+from jetspark.dag.plan import Exchange, ExecutionPlan
 from jetspark.metrics.names import BackpressureLevel
 from jetspark.metrics.report import (
     EVENT_TIME_WINDOW_MS,
@@ -42,7 +42,7 @@ from jetspark.redis_client import RedisClient
 from jetspark.retry import OutageLog
 from worker.engine.contract import JobControl, RunnableJob, VertexCounts
 from worker.spark_pipelines import PipelineRun, SparkPipelines
-from worker.vertex_load import vertex_loads, window_of
+from worker.vertex_load import fused_loads, vertex_loads, window_of
 
 log = structlog.get_logger("jetspark.worker")
 
@@ -93,6 +93,12 @@ class JobReporter:
         )
         self.sources = {n for n in self.order if plan and not plan.inbound(n)}
         self.stream = bool(plan and plan.runs_in_epochs)
+        self.fused: dict[str, list[str]] = {}
+        """Each vertex's neighbours over fused edges: they run in the same Spark stage."""
+        for edge in plan.edges if plan else []:
+            if edge.exchange is Exchange.fused:
+                self.fused.setdefault(edge.to, []).append(edge.source)
+                self.fused.setdefault(edge.source, []).append(edge.to)
         self.reporting_own = (
             {v.name for v in plan.vertices if v.processor == "python"} if plan else set()
         )
@@ -189,7 +195,8 @@ class JobReporter:
             if self.stream:  # older runs are out of every later window
                 self.runs = [r for r in self.runs if r.query_ended_ms > window[0]]
             behind = list(self.control.behind) if self.stream else None
-            for name, load in vertex_loads(self.runs, window, self.cores, behind).items():
+            loads = vertex_loads(self.runs, window, self.cores, behind)
+            for name, load in fused_loads(loads, self.fused).items():
                 vertex = vertices.get(name)
                 if vertex is not None and name not in self.reporting_own:
                     vertex.busy_ratio = load.busy_ratio

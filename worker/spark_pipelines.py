@@ -40,6 +40,8 @@ _WRITE_SIDE = ("shuffle write time", "shuffle bytes written", "shuffle records w
                "data size")  # fmt: skip
 _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 """Nodes whose input was computed in another stage (or, cached, another query)."""
+COUNTED_KEPT = 10_000
+"""Stage ids remembered as read (a long stream runs stages without end)."""
 LOOKBACK = 64
 """Queries read back per poll at most (older unseen ones are counted as missed)."""
 
@@ -101,17 +103,29 @@ class _PlanGraph:
         return str(self.nodes.get(node_id, {}).get("name", "")).startswith(_CUTS)
 
     def root(self, node_id: int) -> int:
-        """The first node of ``node_id``'s pipeline (the one right below a cut, or the top)."""
-        if node_id not in self.first:
-            above = self.parent.get(node_id)
-            self.first[node_id] = (
-                node_id if above is None or self.is_cut(above) else self.root(above)
-            )
-        return self.first[node_id]
+        """The first node of ``node_id``'s pipeline (the one right below a cut, or the top);
+        iterative: a big DAG's plan is deeper than Python's recursion limit."""
+        path = []
+        current = node_id
+        while current not in self.first:
+            above = self.parent.get(current)
+            if above is None or self.is_cut(above):
+                self.first[current] = current
+                break
+            path.append(current)
+            current = above
+        for node in path:
+            self.first[node] = self.first[current]
+        return self.first[current]
 
     def depth(self, first: int) -> int:
+        """How many pipelines lie above the one starting at ``first``."""
+        count = 0
         above = self.parent.get(first)
-        return 0 if above is None else 1 + self.depth(self.root(above))
+        while above is not None:
+            count += 1
+            above = self.parent.get(self.root(above))
+        return count
 
     def stage_claims(self, values: dict[str, str]) -> Iterable[tuple[int, int]]:
         """(pipeline, stage) for each metric that names the stage it was measured in: an
@@ -276,4 +290,6 @@ class SparkPipelines:
                     )
                 )
         self.counted |= stages.keys()
+        if len(self.counted) > COUNTED_KEPT:  # stage ids only grow: the old ones never recur
+            self.counted = set(sorted(self.counted)[-COUNTED_KEPT // 2 :])
         return runs

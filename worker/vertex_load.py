@@ -122,3 +122,21 @@ def vertex_loads(
             backpressure_ratio=round(min(1.0, held / width), 4),
         )
     return loads
+
+
+def fused_loads(loads: dict[str, VertexLoad], fused: dict[str, list[str]]) -> dict[str, VertexLoad]:
+    """``loads`` with a vertex no query named (no observation of its own in its stage: a
+    ``flat_map`` whose count its aggregate takes) given the load of the vertices it is fused
+    with: it ran in their Spark stage."""
+    found = dict(loads)
+    changed = True
+    while changed:
+        changed = False
+        for vertex, neighbours in fused.items():
+            if vertex in found:
+                continue
+            known = [found[n] for n in neighbours if n in found]
+            if known:
+                found[vertex] = known[0]
+                changed = True
+    return found

@@ -12,8 +12,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from worker.engine.observed import ObservedAggregates
-from worker.engine.work_names import described_vertex, job_description, vertex_actions
-from worker.spark_pipelines import PipelineRun, SparkPipelines
+from worker.engine.work_names import (
+    described_vertex,
+    job_description,
+    observation_name,
+    vertex_actions,
+)
+from worker.spark_pipelines import PipelineRun, SparkPipelines, pipelines
 
 pytestmark = pytest.mark.spark
 
@@ -82,3 +87,30 @@ def test_a_query_description_names_its_job_and_the_vertex_that_ran_it() -> None:
     assert described_vertex(f"{job} · vertex a · vertex b", job) == (True, "a · vertex b")
     assert described_vertex(job_description("j10"), job) == (False, None)
     assert described_vertex("jetspark snapshot", job) == (False, None)
+
+
+def test_a_plan_deeper_than_pythons_recursion_limit_is_cut_at_its_exchange() -> None:
+    depth = 3000
+    nodes: list[dict[str, object]] = [
+        {"id": i, "name": "Project", "desc": ""} for i in range(depth)
+    ]
+    nodes[10] = {"id": 10, "name": "Exchange", "desc": "Exchange hashpartitioning(k, 2)"}
+    nodes[5] = {
+        "id": 5,
+        "name": "CollectMetrics",
+        "desc": f"CollectMetrics {observation_name('b')}, [n]",
+    }
+    nodes[20] = {
+        "id": 20,
+        "name": "CollectMetrics",
+        "desc": f"CollectMetrics {observation_name('a')}, [n]",
+    }
+    nodes[depth - 1]["metrics"] = [{"name": "duration", "accumulatorId": 7}]
+    graph = {"nodes": nodes, "edges": [{"fromId": i + 1, "toId": i} for i in range(depth - 1)]}
+    values = {
+        "7": "total (min, med, max (stageId: taskId))\n5 ms (1 ms, 2 ms, 3 ms (stage 4.0: task 9))"
+    }
+    below, above = pipelines(graph, values, [4, 6], "out")
+    assert (below.vertices, below.stages, below.depth) == ({"a"}, {4}, 1)
+    assert (above.vertices, above.stages, above.depth) == ({"b", "out"}, {6}, 0)
+    assert len(below.nodes) == depth - 11 and len(above.nodes) == 11

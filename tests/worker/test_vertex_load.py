@@ -4,7 +4,7 @@ arithmetic over stage spans, without Spark (``worker/vertex_load.py``)."""
 from __future__ import annotations
 
 from worker.spark_pipelines import PipelineRun
-from worker.vertex_load import STREAM_WINDOW_MS, vertex_loads, window_of
+from worker.vertex_load import STREAM_WINDOW_MS, fused_loads, vertex_loads, window_of
 
 
 def run(vertices: set[str], start: int, end: int, query_end: int, *, tasks: int = 2,
@@ -70,3 +70,13 @@ def test_one_task_stages_count_one_slot_and_a_stream_looks_at_its_newest_seconds
     window = window_of([*runs, run({"all"}, late - 500, late, late)], stream=True)
     assert window == (late - STREAM_WINDOW_MS, late)
     assert window_of([], stream=True) is None
+
+
+def test_a_vertex_no_query_named_takes_the_load_of_the_vertices_fused_with_it() -> None:
+    loads = vertex_loads([run({"lines"}, 0, 900, 1000), run({"agg"}, 900, 1000, 1000)],
+                         (0, 1000), cores=2, behind=None)  # fmt: skip
+    # lines -(fused)-> tokenize -(fused)-> split -(exchange)-> agg
+    fused = {"lines": ["tokenize"], "tokenize": ["lines", "split"], "split": ["tokenize"]}
+    found = fused_loads(loads, fused)
+    assert found["tokenize"] == found["split"] == loads["lines"]
+    assert found["agg"] == loads["agg"] and "other" not in found
