@@ -105,6 +105,10 @@ class DagLimits(BaseSettings):
     too)."""
 
 
+SparkUiUrl = Annotated[str, Field(max_length=2048, pattern=r"^https?://[^\s\"'<>]+$")]
+"""An http(s) URL without spaces or quotes (the page puts it in a link's ``href``)."""
+
+
 class ApiSettings(BaseSettings):
     """The HTTP control plane."""
 
@@ -128,6 +132,11 @@ class ApiSettings(BaseSettings):
     """How long a job view may be served from an API
     process's memory at most. Views are dropped as soon as PostgreSQL NOTIFYs their job's
     change; this bounds a view should a NOTIFY ever be missed. 0 turns the cache off."""
+    spark_ui_url: SparkUiUrl | None = None
+    """Where operators reach Spark's UI or History Server, through their authenticating proxy
+    (``{application}`` in it stands for a job's Spark application id): set, the page links
+    each of a job's Spark jobs and stages there. The link grants nothing: the proxy decides
+    who sees Spark's UI (docs/SECURITY.md)."""
 
 
 class JobLogSettings(BaseSettings):

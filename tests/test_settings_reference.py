@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
+from pydantic import ValidationError
 
 from jetspark import settings_reference as reference
 from jetspark.settings import ApiSettings, WorkerSettings
@@ -55,3 +57,11 @@ def test_compose_passes_every_variable_through_and_the_tokens_to_the_api_alone()
     assert api["JETSPARK_SPARK_CONF"] is None and api["JETSPARK_WEBHOOK_SECRET"] is None
     assert api["JETSPARK_API_PRINCIPALS"] is None
     assert str(api["JETSPARK_DATABASE_URL"]).endswith("@postgres:5432/jetspark}")
+
+
+def test_the_spark_ui_link_is_an_http_url_the_page_can_put_in_an_href() -> None:
+    url = "https://spark.ops.example/history/{application}"
+    assert ApiSettings(spark_ui_url=url).spark_ui_url == url
+    for hostile in ("javascript:alert(1)", 'https://x" onmouseover="alert(1)', "data:text/html,x"):
+        with pytest.raises(ValidationError):
+            ApiSettings(spark_ui_url=hostile)

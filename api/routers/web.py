@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter
-from fastapi.responses import FileResponse
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
@@ -30,6 +30,14 @@ def page_headers() -> dict[str, str]:
 @router.get("/", operation_id="web-index")
 def index() -> FileResponse:
     return FileResponse(STATIC_DIR / "index.html", headers=page_headers())
+
+
+@router.get("/page-config.json", operation_id="web-page-config")
+def page_config(request: Request) -> JSONResponse:
+    """What the page needs of the server's settings: where operators see Spark's UI (a link
+    to the operator's authenticating proxy, no data: public as the page itself is)."""
+    settings = request.app.state.api_settings
+    return JSONResponse({"spark_ui_url": settings.spark_ui_url}, headers=page_headers())
 
 
 static_files = StaticFiles(directory=STATIC_DIR)

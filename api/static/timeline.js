@@ -85,25 +85,51 @@ function drawTimeline() {
 }
 
 // Where the job is in Spark's own UI or History Server: application, job group, job and
-// stage ids (operators look it up there; the API never serves Spark's UI).
-function sparkNames(timings) {
-  if (!timings || !timings.spark_job_group) return "";
+// stage ids; each a link when the operator named where they see Spark's UI
+// (JETSPARK_API_SPARK_UI_URL, behind their own proxy; the API never serves Spark's UI).
+const pageConfig = fetch("/page-config.json").then((r) => (r.ok ? r.json() : {}))
+  .catch(() => ({}));
+
+function sparkLink(base, path, text) {
+  if (!base) return document.createTextNode(text);
+  const link = document.createElement("a");
+  link.href = `${base}${path}`;
+  link.rel = "noopener noreferrer";
+  link.target = "_blank";
+  link.textContent = text;
+  return link;
+}
+
+function sparkNames(timings, uiUrl) {
+  const box = $("spark-names");
+  box.replaceChildren();
+  if (!timings || !timings.spark_job_group) return false;
+  const app = timings.spark_application;
+  const base = uiUrl && app ? uiUrl.replaceAll("{application}", encodeURIComponent(app))
+    .replace(/\/+$/, "") : null;
   const parts = [];
-  if (timings.spark_application) parts.push(`Spark application ${timings.spark_application}`);
-  parts.push(`job group ${timings.spark_job_group}`);
+  if (app) parts.push([document.createTextNode(`Spark application ${app}`)]);
+  parts.push([document.createTextNode(`job group ${timings.spark_job_group}`)]);
   const jobs = timings.spark_jobs || [];
   if (jobs.length) {
-    parts.push(`Spark jobs ${jobs.map((j) => j.id).join(", ")}`);
-    parts.push(`stages ${jobs.flatMap((j) => j.stages).join(", ")}`);
+    const ids = (label, list, path) => [document.createTextNode(`${label} `),
+      ...list.flatMap((id, i) => [...(i ? [document.createTextNode(", ")] : []),
+        sparkLink(base, path(id), String(id))])];
+    parts.push(ids("Spark jobs", jobs.map((j) => j.id), (id) => `/jobs/job/?id=${id}`));
+    parts.push(ids("stages", jobs.flatMap((j) => j.stages),
+      (id) => `/stages/stage/?id=${id}&attempt=0`));
   }
-  return parts.join(" · ");
+  parts.forEach((nodes, i) => box.append(...(i ? [document.createTextNode(" · ")] : []),
+    ...nodes));
+  return true;
 }
 
 function showTimeline(timings) {
   timelineState.timings = timings || null;
-  const names = sparkNames(timings);
-  $("spark-names").textContent = names;
-  $("spark-names").hidden = !names;
+  pageConfig.then((config) => {
+    if (timelineState.timings !== (timings || null)) return; // another job shown since
+    $("spark-names").hidden = !sparkNames(timings, config.spark_ui_url);
+  });
   drawTimeline();
 }
 

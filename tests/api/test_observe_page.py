@@ -112,6 +112,25 @@ def test_a_batch_jobs_timeline_has_a_bar_per_phase_and_spark_job(
     assert serious_violations(page) == []
     page.screenshot(path=str(artifacts_dir / "observe-batch-timeline.png"), full_page=True)
 
+    # An operator who names where they see Spark's UI (JETSPARK_API_SPARK_UI_URL, served as
+    # the page's config) gets each Spark job and stage linked there.
+    assert http.get("/page-config.json").json() == {"spark_ui_url": None}
+    proxy = "https://spark.ops.example/history/{application}/"
+    page.route(
+        "**/page-config.json",
+        lambda route: route.fulfill(json={"spark_ui_url": proxy}),
+    )
+    page.reload()
+    page.wait_for_selector("#spark-names a")
+    application = names.split(" ")[2]
+    hrefs = page.eval_on_selector_all("#spark-names a", "as => as.map(a => a.href)")
+    base = f"https://spark.ops.example/history/{application}"
+    assert hrefs[0].startswith(f"{base}/jobs/job/?id="), hrefs
+    assert any(
+        h.startswith(f"{base}/stages/stage/?id=") and h.endswith("&attempt=0") for h in hrefs
+    )
+    assert page.inner_text("#spark-names") == names  # the same words, linked
+
 
 def test_a_running_streams_expensive_built_in_vertex_is_marked_its_bottleneck(
     page: Any, http: httpx.Client, worker: Worker, artifacts_dir: Path
