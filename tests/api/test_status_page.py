@@ -129,8 +129,10 @@ def test_the_name_filter_asks_once_typing_stops(
     job_id = http.post("/v1/jobs", json={**word_count, "name": name}).json()["id"]
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if "/v1/jobs?" in r.url else None)
-    # 40 ms between keys, well under the filter's pause: one request, for the whole name.
-    page.locator("#filter-name").press_sequentially(name, delay=40)
+    # 40 ms between keys, well under the filter's pause: one request, for the whole name. Any
+    # request for part of it would have gone before the one for all of it.
+    with page.expect_request(lambda r: r.url.endswith(f"name={name}"), timeout=30_000):
+        page.locator("#filter-name").press_sequentially(name, delay=40)
     page.wait_for_selector(f"#jobs tr[data-job-id='{job_id}']")
     page.wait_for_function("() => document.querySelectorAll('#jobs tbody tr').length === 1")
     filtered = [url for url in asked if "name=" in url]
