@@ -12,8 +12,8 @@ queries; a batch job: all of its Spark work so far):
   still ran and held its input back. In a stream, that is while the stream was behind (an
   epoch started later than due, ``JobControl.behind``): a stream that keeps its pace waits
   on nothing. In a batch job, whose input is all there, the stages run one after the other
-  where Jet's processors run side by side: a stage that took ``d`` is held back for what the
-  query ran beyond ``d`` after it (its downstream took longer than it did).
+  where Jet's processors run side by side: a stage is held back for the work (per task slot)
+  the query's later stages did beyond its own (its downstream is slower than it is).
 
 Both are capped at 1; the levels (``ok`` < 0.1 <= ``low`` < 0.5 <= ``high``) are the same as
 Python processors'.
@@ -88,6 +88,28 @@ def window_of(runs: Sequence[PipelineRun], *, stream: bool) -> Span | None:
     return (start, end) if end > start else None
 
 
+def _work_per_slot(run: PipelineRun, cores: int) -> float:
+    return run.run_ms / max(1, min(run.tasks, cores))
+
+
+def _held(run: PipelineRun, runs: Sequence[PipelineRun], cores: int, *, stream: bool) -> Span:
+    """When ``run``'s stage may count as held back by the stages after it in its query.
+
+    A stream's: from its end to the query's (counted only while the stream was behind). A
+    batch job's stages run one after the other where Jet's processors run side by side, so a
+    stage is held back only for the work (per task slot) its query's later stages did beyond
+    its own: cheap stages in a row hold nothing back, whatever Spark's fixed cost per stage."""
+    if stream:
+        return (run.ended_ms, run.query_ended_ms)
+    later = sum(
+        _work_per_slot(other, cores)
+        for other in runs
+        if other.query_ended_ms == run.query_ended_ms and other.started_ms >= run.ended_ms
+    )
+    extra = max(0.0, later - _work_per_slot(run, cores))
+    return (run.ended_ms, min(run.query_ended_ms, run.ended_ms + int(extra)))
+
+
 def vertex_loads(
     runs: Sequence[PipelineRun], window: Span, cores: int, behind: Sequence[Span] | None
 ) -> dict[str, VertexLoad]:
@@ -107,11 +129,7 @@ def vertex_loads(
         slots = max(1, min(run.tasks, cores))
         for vertex in run.vertices:
             busy[vertex] = busy.get(vertex, 0.0) + run.run_ms * share / slots
-            # A batch job's stages run one after the other, where Jet's processors would run
-            # side by side: a stage is held back only for what its downstream took beyond
-            # its own time (a stream's waits count while it was behind, see above).
-            held_from = run.ended_ms if behind is not None else run.ended_ms + span
-            waits.setdefault(vertex, []).append((held_from, run.query_ended_ms))
+            waits.setdefault(vertex, []).append(_held(run, runs, cores, stream=behind is not None))
             running.setdefault(vertex, []).append((run.started_ms, run.ended_ms))
     loads: dict[str, VertexLoad] = {}
     for vertex, busy_ms in busy.items():

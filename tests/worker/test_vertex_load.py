@@ -80,3 +80,15 @@ def test_a_vertex_no_query_named_takes_the_load_of_the_vertices_fused_with_it() 
     found = fused_loads(loads, fused)
     assert found["tokenize"] == found["split"] == loads["lines"]
     assert found["agg"] == loads["agg"] and "other" not in found
+
+
+def test_tiny_stages_whose_time_is_sparks_own_cost_hold_nothing_back() -> None:
+    # a two-line word count: three stages of ~100-150 ms wall, a few ms of work each
+    runs = [
+        run({"lines", "tokenize"}, 0, 150, 500, run_ms=12),
+        run({"combine"}, 200, 330, 500, run_ms=10),
+        run({"sink"}, 380, 500, 500, run_ms=6),
+    ]
+    loads = vertex_loads(runs, (0, 500), cores=2, behind=None)
+    assert all(load.backpressure_ratio < 0.1 for load in loads.values()), loads  # all ok
+    assert all(load.busy_ratio < 0.1 for load in loads.values()), loads
