@@ -16,7 +16,9 @@ Prints words/s of each and the ratio on / off (target ≥ 0.95).
 ``source.files`` -> ``flat_map`` -> two-stage ``aggregate`` -> ``sink.results``), ``on`` with
 the reporter reading the job's Spark queries back for its built-in vertices' busy and
 backpressure (``worker/spark_pipelines.py``), as a worker runs it; target ≥ 0.97 (issue 28:
-collecting them costs at most 3%).
+collecting them costs at most 3%). ``--part stream``: the same for ``bench.streaming``'s
+windowed stream over ``--words`` events (a sequence as fast as it goes, 1 s epochs, guarantee
+``none``), where every epoch's queries are read back.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import redis
 from pyspark.sql import SparkSession
 
 from bench.engine_wordcount import text_file, word_count_job
 from bench.python_processors import word_count_spec, write_lines
+from bench.streaming import pipeline
 from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
@@ -68,7 +73,35 @@ def run_once(spark: SparkSession, path: Path, reporting: MetricsReporting | None
 
 def run_builtin(spark: SparkSession, path: Path, reporting: MetricsReporting | None) -> int:
     """The built-in word count once; with ``reporting``, its vertices' loads read from Spark."""
-    spec = JobSpec.model_validate(word_count_job(path, {"members": 1, "local_parallelism": 2}))
+    body = word_count_job(path, {"members": 1, "local_parallelism": 2})
+    return run_measured(spark, body, reporting, "tokenize")
+
+
+Runner = Callable[[SparkSession, Path, MetricsReporting | None], int]
+
+
+def stream_runner(events: int) -> Runner:
+    """Runs ``bench.streaming``'s windowed stream over ``events`` events."""
+
+    def run(spark: SparkSession, path: Path, reporting: MetricsReporting | None) -> int:
+        del path
+        return run_measured(spark, stream_body(events), reporting, "events")
+
+    return run
+
+
+def stream_body(events: int) -> dict[str, Any]:
+    body = pipeline("none", rate=None, interval_ms=1000)
+    body["dag"]["vertices"][0]["params"]["count"] = events
+    return body
+
+
+def run_measured(
+    spark: SparkSession, body: dict[str, Any], reporting: MetricsReporting | None, counted: str
+) -> int:
+    """``body`` once through the engine (as a worker runs it: its job description set); with
+    ``reporting``, its built-in vertices' loads read from Spark. Items ``counted`` emitted."""
+    spec = JobSpec.model_validate(body)
     plan = build_plan(validate_job(spec))
     job = RunnableJob(
         id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
@@ -83,15 +116,15 @@ def run_builtin(spark: SparkSession, path: Path, reporting: MetricsReporting | N
     outcome = run_job(spark, plan, control)
     if reporter is not None:
         final = reporter.finish(outcome.vertex_counts)
-        assert final.vertices["tokenize"].busy_ratio > 0, "no built-in vertex measured"
-    return outcome.vertex_counts["tokenize"].items_out
+        assert final.vertices[counted].busy_ratio > 0, "no built-in vertex measured"
+    return outcome.vertex_counts[counted].items_out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--words", type=int, default=12_000_000)  # 4M: too short to tell
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--part", choices=("python", "builtin"), default="python")
+    parser.add_argument("--part", choices=("python", "builtin", "stream"), default="python")
     options = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -103,7 +136,11 @@ def main() -> None:
         reporting = MetricsReporting(client, Keys("bench-metrics"))
         spark = build_spark_session(master="local[2]", warehouse=Path(home) / "warehouse")
         try:
-            if options.part == "builtin":
+            run: Runner
+            if options.part == "stream":
+                path, run, target = Path(home), stream_runner(options.words), 0.97
+                shape = "a windowed stream (events)"
+            elif options.part == "builtin":
                 path, run, target = text_file(spark, options.words), run_builtin, 0.97
                 os.environ["JETSPARK_DATA_ROOTS"] = str(path.parent)  # DAGs read only there
                 shape = "built-in vertices only"
