@@ -17,6 +17,7 @@ finished query, each object read whole as JSON by Spark's own status-store seria
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -42,8 +43,10 @@ _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 """Nodes whose input was computed in another stage (or, cached, another query)."""
 COUNTED_KEPT = 10_000
 """Stage ids remembered as read (a long stream runs stages without end)."""
+LISTED_FIRST = 8
+"""Queries listed per poll to begin with (more when this job's go further back)."""
 LOOKBACK = 64
-"""Queries read back per poll at most (older unseen ones are counted as missed)."""
+"""Queries listed per poll at most (an older one of this job's is counted as missed)."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,26 @@ def _json(raw: Any) -> Any:
     return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
 
 
+@dataclass(frozen=True)
+class _Stores:
+    """Spark's status stores and its status-store serializer, as py4j handles."""
+
+    sql: Any
+    app: Any
+    serializer: Any
+
+
+@functools.lru_cache(maxsize=4)
+def _stores(spark: SparkSession) -> _Stores:
+    """Asked of the JVM once per session (each JVM name resolved costs round trips)."""
+    jvm: Any = spark.sparkContext._jvm
+    return _Stores(
+        sql=spark._jsparkSession.sharedState().statusStore(),
+        app=spark.sparkContext._jsc.sc().statusStore(),
+        serializer=jvm.org.apache.spark.status.KVUtils.KVStoreScalaSerializer(),
+    )
+
+
 class SparkPipelines:
     """Reads the finished queries of one job (those carrying ``job_description``)."""
 
@@ -202,10 +225,22 @@ class SparkPipelines:
         self.spark, self.description = spark, job_description
         self.waiting: dict[int, str | None] = {}
         """This job's queries listed, not yet finished (with the vertex that ran each)."""
-        self.newest = -1
-        """The newest query id listed so far (of any job)."""
+        self.newest = self._newest_now()
+        """The newest query id listed so far (of any job): the job's come after the newest
+        there was when it started."""
         self.counted: set[int] = set()
         """Stages already read (a nested query's show again in its parent's)."""
+
+    def _newest_now(self) -> int:
+        try:
+            stores = _stores(self.spark)
+            count = int(stores.sql.executionsCount())
+            if count == 0:
+                return -1
+            return int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
+        except Exception as error:  # then the first poll looks back further
+            log.debug("spark queries not listed", error=str(error)[:300])
+            return -1
 
     def poll(self) -> list[PipelineRun]:
         """The pipelines of this job's queries finished since the last poll. Never raises:
@@ -217,58 +252,57 @@ class SparkPipelines:
             return []
 
     def _poll(self) -> list[PipelineRun]:
-        sql = self.spark._jsparkSession.sharedState().statusStore()
+        stores = _stores(self.spark)
+        listed = {int(e["executionId"]): e for e in self._listed(stores)}
+        for execution_id, execution in listed.items():
+            if execution_id > self.newest:
+                described = str(execution.get("description") or "")
+                ours, vertex = described_vertex(described, self.description)
+                if ours:
+                    self.waiting[execution_id] = vertex
+        self.newest = max([self.newest, *listed])
         runs: list[PipelineRun] = []
-        for execution_id, vertex in self._finished(sql):
-            runs.extend(self._read(sql, execution_id, vertex))
+        for execution_id, vertex in sorted(self.waiting.items()):
+            found = listed.get(execution_id)
+            if found is None:  # out of Spark's store, or of the newest LOOKBACK: gone
+                del self.waiting[execution_id]
+            elif found.get("completionTime") is not None:
+                del self.waiting[execution_id]
+                runs.extend(self._read(stores, found, vertex))
         return runs
 
-    def _finished(self, sql: Any) -> list[tuple[int, str | None]]:
-        """This job's queries that finished since the last poll (with the vertex that ran
-        each, if one did): only the queries newer than the last poll are listed."""
-        count = int(sql.executionsCount())
-        if count == 0:
-            return []
-        newest = int(sql.executionsList(count - 1, 1).apply(0).executionId())
-        fresh = min(LOOKBACK, max(0, newest - self.newest))
-        if fresh:
-            listed = sql.executionsList(max(0, count - fresh), fresh)
-            for index in range(int(listed.size())):
-                execution = listed.apply(index)
-                execution_id = int(execution.executionId())
-                ours, vertex = described_vertex(str(execution.description()), self.description)
-                if ours and execution_id > self.newest:
-                    self.waiting[execution_id] = vertex
-        self.newest = max(self.newest, newest)
-        finished = []
-        for execution_id, vertex in list(self.waiting.items()):
-            execution = sql.execution(execution_id)
-            if not execution.isDefined():  # evicted from Spark's store: gone
-                del self.waiting[execution_id]
-            elif execution.get().completionTime().isDefined():
-                del self.waiting[execution_id]
-                finished.append((execution_id, vertex))
-        return finished
+    def _listed(self, stores: _Stores) -> list[dict[str, Any]]:
+        """The newest queries in Spark's store (each whole, as JSON: one py4j call), back to
+        the oldest this job waits on or the first not seen yet, at most ``LOOKBACK``."""
+        count = int(stores.sql.executionsCount())
+        wanted = LISTED_FIRST
+        while True:
+            size = min(count, wanted, LOOKBACK)
+            listed: list[dict[str, Any]] = _json(
+                stores.serializer.serialize(stores.sql.executionsList(count - size, size))
+            )
+            floor = min([self.newest + 1, *self.waiting])
+            oldest = int(listed[0]["executionId"]) if listed else 0
+            if oldest <= floor or size >= count or size >= LOOKBACK:
+                return listed
+            wanted *= 4
 
-    def _read(self, sql: Any, execution_id: int, vertex: str | None) -> list[PipelineRun]:
+    def _read(
+        self, stores: _Stores, execution: dict[str, Any], vertex: str | None
+    ) -> list[PipelineRun]:
         """One finished query's pipelines, each run once per stage (a stage counted by an
         earlier query, as a nested one's can be, is not counted again)."""
-        jvm: Any = self.spark.sparkContext._jvm
-        serializer = jvm.org.apache.spark.status.KVUtils.KVStoreScalaSerializer()
-        store = self.spark.sparkContext._jsc.sc().statusStore()
-        execution = sql.execution(execution_id)
-        if not execution.isDefined():
-            return []
-        listed = {int(n) for n in re.findall(r"\d+", str(execution.get().stages()))}
+        execution_id = int(execution["executionId"])
+        listed = {int(stage) for stage in execution.get("stages") or []}
         stages: dict[int, dict[str, Any]] = {}
         for stage in sorted(listed - self.counted):
-            data = _json(serializer.serialize(store.lastStageAttempt(stage)))
+            data = _json(stores.serializer.serialize(stores.app.lastStageAttempt(stage)))
             if data.get("status") == "COMPLETE":
                 stages[stage] = data
         if not stages:
             return []
-        graph = _json(serializer.serialize(sql.planGraph(execution_id)))
-        values = _json(serializer.serialize(sql.executionMetrics(execution_id)))
+        graph = _json(stores.serializer.serialize(stores.sql.planGraph(execution_id)))
+        values = execution.get("metricValues") or {}
         metric_values = {str(k): str(v) for k, v in values.items()}
         pieces = pipelines(graph, metric_values, sorted(stages), vertex)
         query_end = max(int(d.get("completionTime") or 0) for d in stages.values())
