@@ -43,10 +43,8 @@ _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 """Nodes whose input was computed in another stage (or, cached, another query)."""
 COUNTED_KEPT = 10_000
 """Stage ids remembered as read (a long stream runs stages without end)."""
-LISTED_FIRST = 8
-"""Queries listed per poll to begin with (more when this job's go further back)."""
 LOOKBACK = 64
-"""Queries listed per poll at most (an older one of this job's is counted as missed)."""
+"""Queries listed per poll at most (older new ones are missed)."""
 
 
 @dataclass(frozen=True)
@@ -253,47 +251,46 @@ class SparkPipelines:
 
     def _poll(self) -> list[PipelineRun]:
         stores = _stores(self.spark)
-        listed = {int(e["executionId"]): e for e in self._listed(stores)}
-        for execution_id, execution in listed.items():
-            if execution_id > self.newest:
-                described = str(execution.get("description") or "")
+        self._list_new(stores)
+        runs: list[PipelineRun] = []
+        for execution_id, vertex in sorted(self.waiting.items()):
+            found = stores.sql.execution(execution_id)
+            if not found.isDefined():  # evicted from Spark's store: gone
+                del self.waiting[execution_id]
+                continue
+            execution = found.get()
+            if execution.completionTime().isDefined():
+                del self.waiting[execution_id]
+                runs.extend(self._read(stores, execution_id, execution, vertex))
+        return runs
+
+    def _list_new(self, stores: _Stores) -> None:
+        """Note this job's queries among those Spark started since the last poll (their ids
+        and descriptions only: a query listed whole carries its plan's text, tens of ms)."""
+        count = int(stores.sql.executionsCount())
+        if count == 0:
+            return
+        newest = int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
+        fresh = min(LOOKBACK, max(0, newest - self.newest))
+        if fresh:
+            listed = stores.sql.executionsList(max(0, count - fresh), fresh)
+            for index in range(int(listed.size())):
+                execution = listed.apply(index)
+                execution_id = int(execution.executionId())
+                if execution_id <= self.newest:
+                    continue
+                described = str(execution.description())
                 ours, vertex = described_vertex(described, self.description)
                 if ours:
                     self.waiting[execution_id] = vertex
-        self.newest = max([self.newest, *listed])
-        runs: list[PipelineRun] = []
-        for execution_id, vertex in sorted(self.waiting.items()):
-            found = listed.get(execution_id)
-            if found is None:  # out of Spark's store, or of the newest LOOKBACK: gone
-                del self.waiting[execution_id]
-            elif found.get("completionTime") is not None:
-                del self.waiting[execution_id]
-                runs.extend(self._read(stores, found, vertex))
-        return runs
-
-    def _listed(self, stores: _Stores) -> list[dict[str, Any]]:
-        """The newest queries in Spark's store (each whole, as JSON: one py4j call), back to
-        the oldest this job waits on or the first not seen yet, at most ``LOOKBACK``."""
-        count = int(stores.sql.executionsCount())
-        wanted = LISTED_FIRST
-        while True:
-            size = min(count, wanted, LOOKBACK)
-            listed: list[dict[str, Any]] = _json(
-                stores.serializer.serialize(stores.sql.executionsList(count - size, size))
-            )
-            floor = min([self.newest + 1, *self.waiting])
-            oldest = int(listed[0]["executionId"]) if listed else 0
-            if oldest <= floor or size >= count or size >= LOOKBACK:
-                return listed
-            wanted *= 4
+        self.newest = max(self.newest, newest)
 
     def _read(
-        self, stores: _Stores, execution: dict[str, Any], vertex: str | None
+        self, stores: _Stores, execution_id: int, execution: Any, vertex: str | None
     ) -> list[PipelineRun]:
         """One finished query's pipelines, each run once per stage (a stage counted by an
         earlier query, as a nested one's can be, is not counted again)."""
-        execution_id = int(execution["executionId"])
-        listed = {int(stage) for stage in execution.get("stages") or []}
+        listed = {int(n) for n in re.findall(r"\d+", str(execution.stages()))}
         stages: dict[int, dict[str, Any]] = {}
         for stage in sorted(listed - self.counted):
             data = _json(stores.serializer.serialize(stores.app.lastStageAttempt(stage)))
@@ -302,7 +299,7 @@ class SparkPipelines:
         if not stages:
             return []
         graph = _json(stores.serializer.serialize(stores.sql.planGraph(execution_id)))
-        values = execution.get("metricValues") or {}
+        values = _json(stores.serializer.serialize(stores.sql.executionMetrics(execution_id)))
         metric_values = {str(k): str(v) for k, v in values.items()}
         pieces = pipelines(graph, metric_values, sorted(stages), vertex)
         query_end = max(int(d.get("completionTime") or 0) for d in stages.values())
