@@ -25,7 +25,7 @@ import redis
 import structlog
 from pydantic import ValidationError
 
-from jetspark.dag.plan import Exchange, ExecutionPlan
+from jetspark.dag.plan import ExecutionPlan
 from jetspark.metrics.names import BackpressureLevel
 from jetspark.metrics.report import (
     EVENT_TIME_WINDOW_MS,
@@ -93,12 +93,8 @@ class JobReporter:
         )
         self.sources = {n for n in self.order if plan and not plan.inbound(n)}
         self.stream = bool(plan and plan.runs_in_epochs)
-        self.fused: dict[str, list[str]] = {}
-        """Each vertex's neighbours over fused edges: they run in the same Spark stage."""
-        for edge in plan.edges if plan else []:
-            if edge.exchange is Exchange.fused:
-                self.fused.setdefault(edge.to, []).append(edge.source)
-                self.fused.setdefault(edge.source, []).append(edge.to)
+        self.stages = [stage.vertices for stage in plan.stages] if plan else []
+        """The plan's stages: vertices fused over local edges, run in one Spark stage."""
         self.reporting_own = (
             {v.name for v in plan.vertices if v.processor == "python"} if plan else set()
         )
@@ -196,7 +192,7 @@ class JobReporter:
                 self.runs = [r for r in self.runs if r.query_ended_ms > window[0]]
             behind = list(self.control.behind) if self.stream else None
             loads = vertex_loads(self.runs, window, self.cores, behind)
-            for name, load in fused_loads(loads, self.fused).items():
+            for name, load in fused_loads(loads, self.stages).items():
                 vertex = vertices.get(name)
                 if vertex is not None and name not in self.reporting_own:
                     vertex.busy_ratio = load.busy_ratio

@@ -216,6 +216,12 @@ def _stores(spark: SparkSession) -> _Stores:
     )
 
 
+def _newest_id(stores: _Stores, count: int | None = None) -> int:
+    """The newest query id in Spark's store (-1: none yet); ``count``: its size, if known."""
+    count = int(stores.sql.executionsCount()) if count is None else count
+    return -1 if count == 0 else int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
+
+
 class SparkPipelines:
     """Reads the finished queries of one job (those carrying ``job_description``)."""
 
@@ -231,11 +237,7 @@ class SparkPipelines:
 
     def _newest_now(self) -> int:
         try:
-            stores = _stores(self.spark)
-            count = int(stores.sql.executionsCount())
-            if count == 0:
-                return -1
-            return int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
+            return _newest_id(_stores(self.spark))
         except Exception as error:  # then the first poll looks back further
             log.debug("spark queries not listed", error=str(error)[:300])
             return -1
@@ -268,9 +270,7 @@ class SparkPipelines:
         """Note this job's queries among those Spark started since the last poll (their ids
         and descriptions only: a query listed whole carries its plan's text, tens of ms)."""
         count = int(stores.sql.executionsCount())
-        if count == 0:
-            return
-        newest = int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
+        newest = _newest_id(stores, count)
         fresh = min(LOOKBACK, max(0, newest - self.newest))
         if fresh:
             listed = stores.sql.executionsList(max(0, count - fresh), fresh)

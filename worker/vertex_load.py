@@ -142,19 +142,16 @@ def vertex_loads(
     return loads
 
 
-def fused_loads(loads: dict[str, VertexLoad], fused: dict[str, list[str]]) -> dict[str, VertexLoad]:
+def fused_loads(
+    loads: dict[str, VertexLoad], stages: Sequence[Sequence[str]]
+) -> dict[str, VertexLoad]:
     """``loads`` with a vertex no query named (no observation of its own in its stage: a
-    ``flat_map`` whose count its aggregate takes) given the load of the vertices it is fused
-    with: it ran in their Spark stage."""
+    ``flat_map`` whose count its aggregate takes) given the load of a vertex fused with it
+    (``stages``: the plan's, each the vertices that run in one Spark stage)."""
     found = dict(loads)
-    changed = True
-    while changed:
-        changed = False
-        for vertex, neighbours in fused.items():
-            if vertex in found:
-                continue
-            known = [found[n] for n in neighbours if n in found]
-            if known:
-                found[vertex] = known[0]
-                changed = True
+    for stage in stages:
+        known = next((found[v] for v in stage if v in found), None)
+        if known is not None:
+            for vertex in stage:
+                found.setdefault(vertex, known)
     return found

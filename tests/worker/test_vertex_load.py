@@ -76,8 +76,7 @@ def test_a_vertex_no_query_named_takes_the_load_of_the_vertices_fused_with_it() 
     loads = vertex_loads([run({"lines"}, 0, 900, 1000), run({"agg"}, 900, 1000, 1000)],
                          (0, 1000), cores=2, behind=None)  # fmt: skip
     # lines -(fused)-> tokenize -(fused)-> split -(exchange)-> agg
-    fused = {"lines": ["tokenize"], "tokenize": ["lines", "split"], "split": ["tokenize"]}
-    found = fused_loads(loads, fused)
+    found = fused_loads(loads, [["lines", "tokenize", "split"], ["agg"]])
     assert found["tokenize"] == found["split"] == loads["lines"]
     assert found["agg"] == loads["agg"] and "other" not in found
 
