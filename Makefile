@@ -117,9 +117,11 @@ bench-api: install
 bench-stack: install
 	$(BIN)/python -m bench.stack
 
-# Engine: 10M-word count, DAG vs hand-written DataFrame code; submit -> RUNNING, warm vs cold.
+# Engine: 10M-word count, DAG vs hand-written DataFrame code (in one process, then files in
+# and out through `jetspark up`); submit -> RUNNING, warm vs cold.
 bench-engine: install
 	$(BIN)/python -m bench.engine_wordcount
+	$(BIN)/python -m bench.files_wordcount
 	$(BIN)/python -m bench.submit_latency
 
 # Submit -> COMPLETED through the API with a warm worker: tiny job, word count, hash join;

@@ -54,9 +54,10 @@ WORDS_PER_LINE = 10
 DISTINCT = 100_000
 
 
-def text_file(spark: SparkSession, words: int) -> Path:
-    """``words`` words over ``DISTINCT`` keys, ten a line, written once and reused."""
-    path = Path(tempfile.gettempdir()) / f"jetspark-bench-words-{words}"
+def text_file(spark: SparkSession, words: int, folder: Path | None = None) -> Path:
+    """``words`` words over ``DISTINCT`` keys, ten a line, written once (in ``folder``, else
+    the temp directory) and reused."""
+    path = (folder or Path(tempfile.gettempdir())) / f"jetspark-bench-words-{words}"
     if (path / "_SUCCESS").exists():
         return path
     lines = spark.range(words // WORDS_PER_LINE, numPartitions=4)

@@ -1,14 +1,18 @@
 """Interactive latency: submit -> COMPLETED through the HTTP API with a warm worker.
 
 Run: ``make bench-latency`` (``.venv/bin/python -m bench.latency [--runs N]``), under the shared
-lock on a shared machine. One process serves the real API (uvicorn) and runs a worker with its
-SparkSession (``local[2]``) built once, on real PostgreSQL and Redis (``JETSPARK_DATABASE_URL``
-/ ``JETSPARK_REDIS_URL``, else the embedded servers), like ``jetspark up`` with one worker.
+lock on a shared machine. The real API (uvicorn) and a worker with its SparkSession
+(``local[2]``) built once in the bench's process, on real PostgreSQL and Redis
+(``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL``, else the embedded servers), like
+``jetspark up`` with one worker.
 
 Workloads: ``tiny`` (source.items of 10 -> map -> sink.results), ``wordcount`` (1k lines,
 two-stage aggregate), ``join`` (hash_join of 1k dims x 10k facts). Each is submitted
 ``--runs`` times one after another (after 3 warm-up runs); a run's latency is from the POST to
-the client seeing COMPLETED (long-poll ``?wait_s`` with ``If-None-Match``). Against: the same
+the client seeing COMPLETED (long-poll ``?wait_s`` with ``If-None-Match``), the API under uvicorn
+in a process of its own as ``jetspark up`` runs it (``--api-in-process``: in the bench's own
+interpreter, beside the worker), each phase's median printed from the jobs' ``timings``
+(``posted->queued``, ``queued->claimed``, ... ``finished->seen``). Against: the same
 work hand-written in PySpark in the worker's warm session (``warm``), and one cold
 ``spark-submit`` of the tiny work (``cold``).
 
@@ -37,6 +41,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +53,8 @@ from pyspark.sql import functions as F
 from sqlalchemy.orm import sessionmaker
 
 from api.app import create_app
-from bench.stack import running_stack
+from bench.processes import uvicorn_server
+from bench.stack import APP_FACTORY, UNLIMITED, running_stack
 from bench.submit_latency import fresh_database, services
 from jetspark.db.engine import make_engine
 from jetspark.queue import stream
@@ -183,7 +190,9 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 
 def run_once(http: httpx.Client, body: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-    """Submit ``body`` and follow it to its end; seconds from POST to COMPLETED, and its view."""
+    """Submit ``body`` and follow it to its end; seconds from POST to COMPLETED, and its view
+    (with ``posted_at`` and ``seen_at``: the client's clock when it posted and saw the end)."""
+    posted_at = datetime.now(UTC)
     started = time.perf_counter()
     response = http.post("/v1/jobs", json=body)
     response.raise_for_status()
@@ -198,7 +207,38 @@ def run_once(http: httpx.Client, body: dict[str, Any]) -> tuple[float, dict[str,
     seconds = time.perf_counter() - started
     if view["status"] != "COMPLETED":
         raise RuntimeError(f"job {view['id']} ended {view['status']}: {view.get('error')}")
-    return seconds, view
+    return seconds, {**view, "posted_at": posted_at, "seen_at": datetime.now(UTC)}
+
+
+PHASE_STAMPS = ("queued", "claimed", "running", "planned", "computed", "results_written")
+"""The stamps of a batch job's ``timings``, in order (``worker/timings.py``)."""
+
+
+def phases(view: dict[str, Any]) -> dict[str, float]:
+    """Milliseconds between a run's consecutive stamps: the POST, the worker's stamps, the
+    end written (``finished``) and the client seeing it. Clocks are one machine's."""
+    timings: dict[str, Any] = view.get("timings") or {}
+    stamps: list[tuple[str, datetime]] = [("posted", view["posted_at"])]
+    for name in PHASE_STAMPS:
+        if isinstance(timings.get(name), str):
+            stamps.append((name, datetime.fromisoformat(timings[name])))
+        spark_jobs: list[dict[str, Any]] = timings.get("spark_jobs") or []
+        if name == "planned" and spark_jobs and isinstance(spark_jobs[0].get("submitted"), str):
+            stamps.append(("spark_job", datetime.fromisoformat(spark_jobs[0]["submitted"])))
+    if isinstance(view.get("finished_at"), str):
+        stamps.append(("finished", datetime.fromisoformat(view["finished_at"])))
+    stamps.append(("seen", view["seen_at"]))
+    return {f"{a}->{b}": (tb - ta).total_seconds() * 1000
+            for (a, ta), (b, tb) in pairwise(stamps)}  # fmt: skip
+
+
+def phase_medians(views: list[dict[str, Any]]) -> dict[str, float]:
+    """Each phase's median over ``views``, in milliseconds."""
+    by_phase: dict[str, list[float]] = {}
+    for view in views:
+        for name, ms in phases(view).items():
+            by_phase.setdefault(name, []).append(ms)
+    return {name: round(statistics.median(values), 1) for name, values in by_phase.items()}
 
 
 def cold_submit() -> float:
@@ -304,6 +344,39 @@ def throughput_on_stack(jobs: int, warmup: int) -> dict[str, Any]:
     return rates
 
 
+@contextmanager
+def api_process(database: str, redis_url: str, namespace: str) -> Iterator[str]:
+    """The API under uvicorn in a process of its own, as ``jetspark up`` runs it: its work
+    shares the machine's cores with the worker, not the worker's interpreter."""
+    env = (
+        os.environ
+        | UNLIMITED
+        | {
+            "JETSPARK_DATABASE_URL": database,
+            "JETSPARK_REDIS_URL": redis_url,
+            "JETSPARK_REDIS_NAMESPACE": namespace,
+            "JETSPARK_API_TOKENS": TOKEN,
+            "JETSPARK_API_MAX_BODY_BYTES": str(4 * 1024 * 1024),
+        }
+    )
+    with uvicorn_server(APP_FACTORY, env=env, factory=True, ready_path="/readyz") as served:
+        yield served[0]
+
+
+@contextmanager
+def api_in_process(database: str, redis_url: str, namespace: str) -> Iterator[str]:
+    """The API in the bench's own interpreter, beside the worker (the shape of earlier
+    figures: every request's Python then waits for the worker's threads, and theirs for it)."""
+    app = create_app(
+        database_url=database,
+        redis_url=redis_url,
+        redis_namespace=namespace,
+        api_settings=ApiSettings(tokens=[TOKEN], max_body_bytes=4 * 1024 * 1024),
+    )
+    with live_server(app) as url:
+        yield url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=50)
@@ -312,6 +385,9 @@ def main() -> None:
     parser.add_argument("--throughput-warmup", type=int, default=60)
     parser.add_argument("--no-cold", action="store_true")
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument(
+        "--api-in-process", action="store_true", help="serve the API in the bench's interpreter"
+    )
     args = parser.parse_args()
     report: dict[str, Any] = {"runs": args.runs}
     with (
@@ -320,17 +396,12 @@ def main() -> None:
     ):
         database = fresh_database(server)
         namespace = f"bench-latency-{uuid.uuid4().hex[:6]}"
-        app = create_app(
-            database_url=database,
-            redis_url=redis_url,
-            redis_namespace=namespace,
-            api_settings=ApiSettings(tokens=[TOKEN], max_body_bytes=4 * 1024 * 1024),
-        )
         spark = build_spark_session(master="local[2]", app_name="jetspark-bench-latency")
         spark.sparkContext.setLogLevel("ERROR")
         headers = {"Authorization": f"Bearer {TOKEN}"}
+        serve = api_in_process if args.api_in_process else api_process
         with (
-            live_server(app) as url,
+            serve(database, redis_url, namespace) as url,
             httpx.Client(base_url=url, headers=headers, timeout=120) as http,
             warm_worker(spark, database, redis_url, namespace, 2),
         ):
@@ -339,10 +410,11 @@ def main() -> None:
                 for _ in range(3):
                     run_once(http, make_body())
                     hand(spark)
-                api, warm, slowest = [], [], None
+                api, warm, slowest, views = [], [], None, []
                 for _ in range(args.runs):
                     seconds, view = run_once(http, make_body())
                     api.append(seconds)
+                    views.append(view)
                     if slowest is None or seconds > slowest[0]:
                         slowest = (seconds, view.get("timings"))
                     started = time.perf_counter()
@@ -352,9 +424,11 @@ def main() -> None:
                     "api": percentiles(api),
                     "hand_written_warm": percentiles(warm),
                     "ratio_p50": statistics.median(warm) / statistics.median(api),
+                    "phase_p50_ms": phase_medians(views),
                     "slowest_timings": slowest[1] if slowest else None,
                 }
                 print(name, json.dumps(report[name]["api"]), flush=True)
+                print(name, "phases p50 ms", json.dumps(report[name]["phase_p50_ms"]), flush=True)
             if not args.no_throughput:
                 for _ in range(args.throughput_warmup):
                     warm_tiny(spark)

@@ -278,7 +278,7 @@ class Worker:
     def fit_plan(self, job: Job) -> None:
         """A job that left ``members`` unset runs on as many members as this worker's Spark
         application has executors; the plan is stored with the claim (SPEC §3)."""
-        plan = plan_for_executors(job.plan, executor_count(self.spark))
+        plan = plan_for_executors(job.plan, lambda: executor_count(self.spark))
         if plan is not None:
             job.plan = plan
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -160,42 +162,49 @@ class RedisTarget:
         return cls(url_of(client), namespace, principal, cluster=is_cluster(client))
 
 
-def _allowed_python_modules() -> tuple[str, ...]:
-    from jetspark.settings import DagLimits
+@dataclass(frozen=True)
+class _JobSettings:
+    """What a job's control takes from the worker's settings (``JobControl``'s defaults)."""
 
-    return tuple(DagLimits().allowed_python_modules)
-
-
-def _metrics_url() -> str | None:
-    from jetspark.settings import RedisSettings
-
-    return RedisSettings().url
-
-
-def _data_settings() -> DataSettings:
-    from jetspark.settings import DataSettings
-
-    return DataSettings()
+    allowed_python_modules: tuple[str, ...]
+    metrics_url: str | None
+    metrics_cluster: bool
+    data: DataSettings
+    jdbc: JdbcConnections
+    kafka: KafkaClusters
 
 
-def _jdbc_connections() -> JdbcConnections:
+def _jetspark_environ() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("JETSPARK_")))
+
+
+@lru_cache(maxsize=4)
+def _settings_of(environ: tuple[tuple[str, str], ...]) -> _JobSettings:
     from jetspark.jdbc.connections import JdbcConnections
-    from jetspark.settings import JdbcSettings
-
-    return JdbcConnections.parse(JdbcSettings().connections)
-
-
-def _kafka_clusters() -> KafkaClusters:
     from jetspark.kafka.clusters import KafkaClusters
-    from jetspark.settings import KafkaSettings
+    from jetspark.settings import (
+        DagLimits,
+        DataSettings,
+        JdbcSettings,
+        KafkaSettings,
+        RedisSettings,
+    )
 
-    return KafkaClusters.parse(KafkaSettings().clusters)
+    redis = RedisSettings()
+    return _JobSettings(
+        allowed_python_modules=tuple(DagLimits().allowed_python_modules),
+        metrics_url=redis.url,
+        metrics_cluster=redis.cluster,
+        data=DataSettings(),
+        jdbc=JdbcConnections.parse(JdbcSettings().connections),
+        kafka=KafkaClusters.parse(KafkaSettings().clusters),
+    )
 
 
-def _metrics_cluster() -> bool:
-    from jetspark.settings import RedisSettings
-
-    return RedisSettings().cluster
+def _job_settings() -> _JobSettings:
+    """The settings, parsed once per value of the ``JETSPARK_`` environment (six settings
+    models a job took 4-5 ms to build; a setting changed, as tests do, is read again)."""
+    return _settings_of(_jetspark_environ())
 
 
 @dataclass
@@ -229,20 +238,22 @@ class JobControl:
     timings: dict[str, Any] = field(default_factory=dict)
     """The run's phases and their ISO times (``worker/timings.py``); the engine adds
     ``planned``."""
-    allowed_python_modules: tuple[str, ...] = field(default_factory=_allowed_python_modules)
+    allowed_python_modules: tuple[str, ...] = field(
+        default_factory=lambda: _job_settings().allowed_python_modules
+    )
     """Modules a ``python`` vertex may load its class from: the worker's setting, read where
     the job's control is made, so ops never read the environment."""
-    metrics_url: str | None = field(default_factory=_metrics_url)
+    metrics_url: str | None = field(default_factory=lambda: _job_settings().metrics_url)
     """The Redis Python processors publish live metrics to (none: not published)."""
-    metrics_cluster: bool = field(default_factory=_metrics_cluster)
+    metrics_cluster: bool = field(default_factory=lambda: _job_settings().metrics_cluster)
     """``metrics_url`` names a node of a Redis Cluster."""
-    data: DataSettings = field(default_factory=_data_settings)
+    data: DataSettings = field(default_factory=lambda: _job_settings().data)
     """Where ``source.files`` may read and ``sink.files`` write (the data roots): the worker's
     setting, read where the job's control is made."""
-    jdbc: JdbcConnections = field(default_factory=_jdbc_connections)
+    jdbc: JdbcConnections = field(default_factory=lambda: _job_settings().jdbc)
     """The databases ``source.jdbc`` and ``sink.jdbc`` may use (``JETSPARK_JDBC_CONNECTIONS``),
     each checked against the job's principal (``redis.principal``) when it is used."""
-    kafka: KafkaClusters = field(default_factory=_kafka_clusters)
+    kafka: KafkaClusters = field(default_factory=lambda: _job_settings().kafka)
     """The Kafka clusters ``source.kafka`` / ``sink.kafka`` may use and their topic rules
     (``JETSPARK_KAFKA_CLUSTERS``), checked against the job's principal when used."""
 

@@ -12,6 +12,12 @@ so there is one per vertex, not one per frame, and none on the items an aggregat
   after Spark's partial aggregation) instead of every item on its way in;
 - otherwise (a fork, which is persisted anyway, or a dead end) the output is observed.
 
+A batch vertex whose count the driver knows before Spark runs (``source.items``, and an op
+that emits one item per item received from such senders, as ``map``) is not observed at all:
+every observation is a plan node Spark analyses and a result it sends back, a fifth of a tiny
+job's driver time. Known counts are reported once the job's actions have run (``settle``),
+as observed ones are.
+
 An observation is read only once its action has finished (a frame no action consumed in full
 reports nothing rather than a part).
 """
@@ -70,10 +76,18 @@ class VertexCounters:
         self._at_receiver: set[str] = set()
         self._own_input: dict[str, str] = {}
         """Receiver -> the sender whose items it counts itself."""
+        self._known: dict[str, int] = {}
+        """Vertices whose emitted count the driver knew before Spark ran them."""
+        self._settled = False
 
-    def emitted(self, vertex: str, frame: DataFrame, *, at_receiver: bool = False) -> DataFrame:
+    def emitted(
+        self, vertex: str, frame: DataFrame, *, at_receiver: bool = False, known: int | None = None
+    ) -> DataFrame:
         """Count what ``vertex`` emits, or (``at_receiver``: its one edge takes all of it)
-        leave the count to where that edge is read."""
+        leave the count to where that edge is read; ``known``: the count, known already."""
+        if known is not None:
+            self._known[vertex] = known
+            return frame
         if at_receiver:
             self._at_receiver.add(vertex)
             return frame
@@ -94,7 +108,9 @@ class VertexCounters:
         counted here for a sender that left it to the receiver (by the receiver's op itself
         when it ``counts_own_input``: see ``own_input_counter``)."""
         observation = None  # on the sender's frame, before the edge routes it: its work
-        if partial:
+        if sender in self._known and not partial:
+            pass  # counted on the driver
+        elif partial:
             frame, observation = _observed(frame, sender)
         elif sender in self._at_receiver:
             self._at_receiver.discard(sender)
@@ -118,15 +134,33 @@ class VertexCounters:
 
         return count
 
+    def known_received(self, vertex: str) -> int | None:
+        """What ``vertex`` receives, when every inbound edge carries a known count."""
+        inbound = self._inbound.get(vertex, [])
+        if not inbound or any(e.observation is not None or e.sender not in self._known
+                              for e in inbound):  # fmt: skip
+            return None
+        return sum(self._known[e.sender] * e.copies for e in inbound)
+
+    def settle(self) -> None:
+        """The job's actions have run: known counts are reported from now on."""
+        self._settled = True
+
+    def _emitted_count(self, vertex: str) -> int:
+        if vertex in self._known:
+            return self._known[vertex] if self._settled else 0
+        return _finished(self._emitted.get(vertex))
+
     def _sent(self, edge: _Inbound) -> int:
         if edge.observation is not None:
             return _finished(edge.observation)
-        return _finished(self._emitted.get(edge.sender))
+        return self._emitted_count(edge.sender)
 
     def counts(self) -> dict[str, VertexCounts]:
         result: dict[str, VertexCounts] = {}
-        for vertex in self._inbound.keys() | self._emitted.keys() | self._at_receiver:
+        vertices = self._inbound.keys() | self._emitted.keys() | self._known.keys()
+        for vertex in vertices | self._at_receiver:
             received = sum(self._sent(e) * e.copies for e in self._inbound.get(vertex, []))
-            emitted = _finished(self._emitted.get(vertex))
+            emitted = self._emitted_count(vertex)
             result[vertex] = VertexCounts(items_in=received, items_out=emitted)
         return result

@@ -121,6 +121,7 @@ class Execution:
             kafka=self.control.kafka,
             exactly_once=self.plan.config.processing_guarantee is ProcessingGuarantee.exactly_once,
             max_records=self.plan.config.max_processor_accumulated_records,
+            known_input=None if self.epoch is not None else self.counters.known_received(name),
         )
         if vertex.role == "sink" or not context.outbound:  # its actions are its own work
             with vertex_actions(self.spark.sparkContext, name):
@@ -133,13 +134,24 @@ class Execution:
             return
         outbound = self.plan.outbound(name)
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
-        output = self.counters.emitted(name, without_slot(output), at_receiver=alone)
+        output = self.counters.emitted(
+            name, without_slot(output), at_receiver=alone, known=self.known_count(op, context)
+        )
         if self.buffers(op, outbound):
             output = self.keep(output)
         self.frames[name] = output
         if not outbound:
             with vertex_actions(self.spark.sparkContext, name):
                 output.count()  # a dead end still runs, as its processors would in Jet
+
+    def known_count(self, op: Op, context: OpContext) -> int | None:
+        """What a batch vertex emits, when known on the driver (``Op.known_count``, or its
+        known input for an op that ``preserves_count``)."""
+        if self.epoch is not None:
+            return None
+        if op.preserves_count:
+            return context.known_input
+        return op.known_count(context)
 
     def buffers(self, op: Op, outbound: list[EdgePlan]) -> bool:
         """Whether a vertex's output is kept (persisted) for its outbound edges: when one of
@@ -211,3 +223,4 @@ def run_vertices(execution: Execution) -> None:
             if failed is not None:  # a Python processor failed inside a Spark task
                 raise VertexFailed(*failed) from error
             raise VertexFailed(name, error) from error
+    execution.counters.settle()  # every action has run: the counts known before are true

@@ -29,8 +29,6 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from jetspark.dag.expressions import quote_identifier
-
 MAX_LITERAL_BYTES = 256 * 1024
 """Items whose JSON is larger travel the general way (a literal rides in every task)."""
 
@@ -80,5 +78,5 @@ def local_items(
         return None
     mine = F.element_at(F.array(*[F.lit(share) for share in shares]), F.col("id").cast("int") + 1)
     parsed = F.from_json(mine, ArrayType(schema))
-    frame = spark.range(0, processors, 1, numPartitions=processors).select(F.inline(parsed))
-    return frame.select(*[F.col(quote_identifier(key)) for key in ordered])
+    # The struct's fields are ``ordered``: the columns come named and ordered already.
+    return spark.range(0, processors, 1, numPartitions=processors).select(F.inline(parsed))

@@ -76,6 +76,9 @@ class OpContext:
     """The Kafka clusters ``source.kafka`` / ``sink.kafka`` may use (``JobControl.kafka``)."""
     exactly_once: bool = False
     """The job's ``processing_guarantee`` is ``exactly_once``."""
+    known_input: int | None = None
+    """How many items a batch run's inbound edges carry in all, when known on the driver
+    (``Op.known_count``); None otherwise."""
     max_records: int | None = None
     """The job's ``max_processor_accumulated_records``: what an op that gathers records
     (groups, a join's build side, a sort's items) may hold per processor (``accumulation``)."""
@@ -117,8 +120,16 @@ class Op:
     from the beginning leaves as one run would: an exactly-once job made only of such
     replays when its snapshot is lost, instead of failing."""
 
+    preserves_count: ClassVar[bool] = False
+    """Emits exactly one item per item it receives (its count follows its input's)."""
+
     def apply(self, ctx: OpContext) -> DataFrame:
         raise NotImplementedError
+
+    def known_count(self, ctx: OpContext) -> int | None:
+        """How many items a batch run of it emits, when the driver knows before Spark runs
+        it (none to observe then); None otherwise."""
+        return None
 
     def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:
         """An epoch in which no source read anything: Spark rests, watermarks still move

@@ -80,14 +80,22 @@ def json_native(schema: DataType) -> bool:
     return isinstance(schema, _NATIVE)
 
 
-def collect_records(frame: DataFrame) -> list[dict[str, Any]]:
-    """``frame``'s rows as JSON-safe dicts, in partition order.
+ARROW_FROM_ROWS = 1_000
+"""Fewer rows known to come are collected as pickled rows: Arrow's fixed cost (its stream
+and batches set up on both sides, ~30 ms) is more than it saves below about this many."""
 
-    Over Arrow when its types allow (``json_native``): a collect of pickled ``Row`` objects
-    spends 0.5 s on 100k rows, Arrow 0.1 s, and its dicts need no ``json_safe``. Timestamps,
-    dates, decimals, binary and maps come as ``collect`` gives them, through ``json_safe``.
+
+def collect_records(frame: DataFrame, expected: int | None = None) -> list[dict[str, Any]]:
+    """``frame``'s rows as JSON-safe dicts, in partition order (``expected``: how many come,
+    when known).
+
+    Over Arrow when its types allow (``json_native``) and the rows are not known to be few: a
+    collect of pickled ``Row`` objects spends 0.5 s on 100k rows, Arrow 0.1 s, and its dicts
+    need no ``json_safe``. Timestamps, dates, decimals, binary and maps come as ``collect``
+    gives them, through ``json_safe``.
     """
-    if json_native(frame.schema):
+    few = expected is not None and expected < ARROW_FROM_ROWS
+    if not few and json_native(frame.schema):
         records: list[dict[str, Any]] = frame.toArrow().to_pylist()
         return records
     return [json_safe(row) for row in frame.collect()]
@@ -109,6 +117,8 @@ class ResultsSinkOp(Op):
             if rows is None:  # a partition may have been cut short: place the rows, then read
                 frame = place(frame, F.col(TARGET_PROCESSOR), ctx.vertex.parallelism)
                 frame = frame.drop(SLOT, TARGET_PROCESSOR)
+        if rows is None and ctx.known_input is not None and ctx.known_input <= ctx.results_cap:
+            rows = collect_records(frame, ctx.known_input)  # all of them: no cap to hold
         if rows is None:
             rows = collect_records(frame.where(row_in_partition() < F.lit(ctx.results_cap)))
         # Their bytes are bounded where they are written (``worker.results``).

@@ -46,6 +46,9 @@ class ItemsSourceOp(SourceOp):
             self.emit_watermarks(ctx.epoch, ctx.vertex.name, ctx.vertex.parallelism, params)
         return frame
 
+    def known_count(self, ctx: OpContext) -> int | None:
+        return len(params_of(ctx, p.ItemsSource).items)
+
     @staticmethod
     def emit_watermarks(
         epoch: EpochScope, vertex: str, parallelism: int, params: p.ItemsSource

@@ -16,6 +16,8 @@ from worker.engine.routing import by_processor
 
 
 class MapOp(Op):
+    preserves_count = True
+
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.MapParams)
         return ctx.only_input.select(*[user_column(e).alias(f) for f, e in params.select.items()])
@@ -68,6 +70,8 @@ class HashJoinOp(Op):
 
 class SortOp(Op):
     """Each processor sorts what it received; a total order is a sort of parallelism 1."""
+
+    preserves_count = True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         by = params_of(ctx, p.SortParams).by
