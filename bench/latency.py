@@ -1,8 +1,8 @@
 """Interactive latency: submit -> COMPLETED through the HTTP API with a warm worker.
 
 Run: ``make bench-latency`` (``.venv/bin/python -m bench.latency [--runs N]``), under the shared
-lock on a shared machine. The real API (uvicorn) and a worker with its SparkSession
-(``local[2]``) built once in the bench's process, on real PostgreSQL and Redis
+lock on a shared machine. The real API (uvicorn, in a process of its own) and a worker with
+its SparkSession (``local[2]``) built once in the bench's process, on real PostgreSQL and Redis
 (``JETSPARK_DATABASE_URL`` / ``JETSPARK_REDIS_URL``, else the embedded servers), like
 ``jetspark up`` with one worker.
 
@@ -218,11 +218,11 @@ def phases(view: dict[str, Any]) -> dict[str, float]:
     """Milliseconds between a run's consecutive stamps: the POST, the worker's stamps, the
     end written (``finished``) and the client seeing it. Clocks are one machine's."""
     timings: dict[str, Any] = view.get("timings") or {}
+    spark_jobs: list[dict[str, Any]] = timings.get("spark_jobs") or []
     stamps: list[tuple[str, datetime]] = [("posted", view["posted_at"])]
     for name in PHASE_STAMPS:
         if isinstance(timings.get(name), str):
             stamps.append((name, datetime.fromisoformat(timings[name])))
-        spark_jobs: list[dict[str, Any]] = timings.get("spark_jobs") or []
         if name == "planned" and spark_jobs and isinstance(spark_jobs[0].get("submitted"), str):
             stamps.append(("spark_job", datetime.fromisoformat(spark_jobs[0]["submitted"])))
     if isinstance(view.get("finished_at"), str):

@@ -108,9 +108,7 @@ class VertexCounters:
         counted here for a sender that left it to the receiver (by the receiver's op itself
         when it ``counts_own_input``: see ``own_input_counter``)."""
         observation = None  # on the sender's frame, before the edge routes it: its work
-        if sender in self._known and not partial:
-            pass  # counted on the driver
-        elif partial:
+        if partial:
             frame, observation = _observed(frame, sender)
         elif sender in self._at_receiver:
             self._at_receiver.discard(sender)
