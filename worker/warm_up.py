@@ -33,7 +33,7 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.queue.keys import Keys
-from jetspark.settings import DataSettings
+from jetspark.settings import DataSettings, StreamSettings
 from worker.engine import run_job
 from worker.engine.contract import JobControl, RedisTarget
 from worker.engine.state_columns import PARTITION
@@ -148,7 +148,13 @@ def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
     out_dir = tempfile.mkdtemp(prefix="jetspark-warm-up-")
     try:
         data = DataSettings(roots=[out_dir])
-        control = JobControl(job_group=f"warm-up-{job_id}", job_id=job_id, redis=redis, data=data)
+        # Its own epoch sizes, not the worker's: a small ``max_items_per_epoch`` or a slow
+        # start must not stretch the warm-up over many epochs (a pair of workers starting with
+        # 40 items per epoch warmed up for two minutes, running ten epochs instead of three).
+        stream = StreamSettings(max_items_per_epoch=200 * EPOCHS, epoch_target_ms=0)
+        control = JobControl(
+            job_group=f"warm-up-{job_id}", job_id=job_id, redis=redis, data=data, stream=stream
+        )
         spec = JobSpec.model_validate(warm_up_job(out_dir, map_name))
         plan = build_plan(validate_job(spec, data=data))
         context = spark.sparkContext

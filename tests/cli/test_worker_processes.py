@@ -25,7 +25,8 @@ from tests.cli.worker_processes import (
 )
 from tests.worker.conftest import LONG_JOB, causes
 
-pytestmark = pytest.mark.slow
+# Two Spark JVMs start cold at once (COLD_START_DEADLINE_S alone is 300 s on a loaded machine).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_two_workers_share_the_queue_and_a_sigkilled_workers_job_is_claimed_once_by_another(

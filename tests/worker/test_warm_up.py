@@ -1,5 +1,6 @@
 """A new worker's warm-up: the engine runs a small windowed stream into every common sink on
-the real SparkSession, then leaves nothing behind (no files, no map, no snapshot)."""
+the real SparkSession, in a few epochs whatever the worker's epoch sizes, then leaves nothing
+behind (no files, no map, no snapshot)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def test_the_warm_up_runs_every_sink_and_leaves_nothing(
     # The operator's data roots do not hold the warm-up's temporary folder (the tests'
     # default root, the temporary directory, hid that a real `jetspark up` refused it).
     monkeypatch.setenv("JETSPARK_DATA_ROOTS", str(tmp_path / "data"))
+    # The worker's own epoch sizes do not stretch the warm-up: with 40 items an epoch it ran
+    # ten epochs, not three (two workers starting at once took two minutes to warm up).
+    monkeypatch.setenv("JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH", "40")
     namespace = f"{redis_namespace}-warm-up"
     # A temporary directory of this test's own: other test processes' workers warm up too.
     (tmp_path / "tmp").mkdir()
@@ -36,6 +40,7 @@ def test_the_warm_up_runs_every_sink_and_leaves_nothing(
     events = [line["event"] for line in lines]
     assert "warm-up failed: the first job runs cold" not in events, lines
     assert "worker warmed up" in events
+    assert 2 <= events.count("epoch ran") <= 4, events
     # The stream wrote to its map under the warm-up's own principal, and that map is gone.
     assert not list(redis_client.scan_iter(f"{namespace}:*")), "the warm-up left keys"
     assert PRINCIPAL != "legacy"

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from jetspark.jdbc.connections import JdbcConnections
     from jetspark.kafka.clusters import KafkaClusters
     from jetspark.redis_client import RedisClient
-    from jetspark.settings import DataSettings
+    from jetspark.settings import DataSettings, StreamSettings
 
 RESULTS_CAP = 100_000
 """``sink.results`` records kept per job at most."""
@@ -172,6 +172,7 @@ class _JobSettings:
     data: DataSettings
     jdbc: JdbcConnections
     kafka: KafkaClusters
+    stream: StreamSettings
 
 
 def _jetspark_environ() -> tuple[tuple[str, str], ...]:
@@ -188,6 +189,7 @@ def _settings_of(environ: tuple[tuple[str, str], ...]) -> _JobSettings:
         JdbcSettings,
         KafkaSettings,
         RedisSettings,
+        StreamSettings,
     )
 
     redis = RedisSettings()
@@ -198,11 +200,12 @@ def _settings_of(environ: tuple[tuple[str, str], ...]) -> _JobSettings:
         data=DataSettings(),
         jdbc=JdbcConnections.parse(JdbcSettings().connections),
         kafka=KafkaClusters.parse(KafkaSettings().clusters),
+        stream=StreamSettings(),
     )
 
 
 def _job_settings() -> _JobSettings:
-    """The settings, parsed once per value of the ``JETSPARK_`` environment (six settings
+    """The settings, parsed once per value of the ``JETSPARK_`` environment (the settings
     models a job took 4-5 ms to build; a setting changed, as tests do, is read again)."""
     return _settings_of(_jetspark_environ())
 
@@ -256,6 +259,8 @@ class JobControl:
     kafka: KafkaClusters = field(default_factory=lambda: _job_settings().kafka)
     """The Kafka clusters ``source.kafka`` / ``sink.kafka`` may use and their topic rules
     (``JETSPARK_KAFKA_CLUSTERS``), checked against the job's principal when used."""
+    stream: StreamSettings = field(default_factory=lambda: _job_settings().stream)
+    """How a streaming job's epochs are paced and sized (``JETSPARK_STREAM_``)."""
 
 
 class JobHandedOver(Exception):

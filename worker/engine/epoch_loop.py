@@ -29,7 +29,6 @@ from jetspark.dag.snapshots import state_shape
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
 from jetspark.retry import Retry
-from jetspark.settings import StreamSettings
 from worker.engine.contract import (
     EpochCommit,
     JobControl,
@@ -77,7 +76,7 @@ class _Stream:
         self.job_id = control.job_id
         self.vertex_names = frozenset(v.name for v in plan.vertices)
         self.config = plan.config
-        self.settings = StreamSettings()
+        self.settings = control.stream
         guarantee = self.config.processing_guarantee
         self.snapshots = guarantee is not ProcessingGuarantee.none
         self.exactly_once = guarantee is ProcessingGuarantee.exactly_once
