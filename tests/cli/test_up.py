@@ -22,7 +22,7 @@ from tests.live_server import free_port
 
 pytestmark = pytest.mark.slow
 
-READY_DEADLINE_S = 90.0
+READY_DEADLINE_S = 240.0  # embedded PostgreSQL and Redis took a minute to start in a full run
 JOB_DEADLINE_S = 300.0  # the worker cold-starts Spark and warms up on two shared cores
 STOP_DEADLINE_S = 60.0
 

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.spark
 
 LULL_MS, EPOCH_MS, SIZE_MS = 500, 1000, 500
 # What one epoch's Spark job may take on a loaded 2-core machine beyond its interval: the bound
-# is "the lull, then at most two epochs", and an epoch ends when its Spark job does.
-SPARK_JOB_SLACK_MS = 2000
+# is "the lull, then at most two epochs", and an epoch ends when its Spark job does (4.6 s in
+# all was seen with a 2 s slack in a full CI run; a window that never closes fails at 60 s).
+SPARK_JOB_SLACK_MS = 5000
 
 
 def quiet_stream(stream: str) -> dict[str, Any]:
