@@ -70,7 +70,7 @@ jdbc-driver:
 # PYTEST_WORKERS=0: in one process.
 PYTEST_WORKERS ?= 2
 test: lint typecheck browser jdbc-driver
-	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 unit: install
 	$(BIN)/pytest -q -m "not spark and not slow"

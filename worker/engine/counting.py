@@ -10,7 +10,10 @@ so there is one per vertex, not one per frame, and none on the items an aggregat
   same rows, and a receiver that ``counts_own_input`` (an aggregate) counts them itself,
   adding ``count(1) AS ITEMS`` to its groups and observing the sum on the groups (a few rows,
   after Spark's partial aggregation) instead of every item on its way in;
-- otherwise (a fork, which is persisted anyway, or a dead end) the output is observed.
+- otherwise (a fork, which is persisted anyway, or a dead end) the output is observed;
+- a vertex that knows what it emits per item received (``Op.emitted_per_item``: a
+  ``flat_map``'s array size) is counted on its input instead, over fewer rows, in the same
+  observation as its sender when that sender is counted where its edge is read.
 
 A batch vertex whose count the driver knows before Spark runs (``source.items``, and an op
 that emits one item per item received from such senders, as ``map``) is not observed at all:
@@ -38,20 +41,39 @@ ITEMS = "__jetspark_items"
 """The per-group item count an op that counts its own input aggregates."""
 
 
-def _finished(observation: ObservedAggregates | None) -> int:
-    observed = observation.observed() if observation is not None else None
-    return (observed["n"] or 0) if observed is not None else 0
+@dataclass(frozen=True)
+class _Count:
+    """One aggregate of an observation: a count."""
+
+    observation: ObservedAggregates
+    name: str = "n"
+
+
+def _finished(count: _Count | None) -> int:
+    observed = count.observation.observed() if count is not None else None
+    return (observed[count.name] or 0) if count is not None and observed is not None else 0
 
 
 def _observed(
     frame: DataFrame, vertex: str, per_row: Column | None = None
-) -> tuple[DataFrame, ObservedAggregates]:
+) -> tuple[DataFrame, _Count]:
     """``frame`` (``vertex``'s work) counting its rows (or summing ``per_row``) as Spark
     computes it."""
     observation = ObservedAggregates(
         frame, {"n": F.sum(F.lit(1) if per_row is None else per_row)}, vertex=vertex
     )
-    return observation.frame, observation
+    return observation.frame, _Count(observation)
+
+
+def _observed_with_emits(
+    frame: DataFrame, sender: str, emits: Column
+) -> tuple[DataFrame, _Count, _Count]:
+    """``frame`` (``sender``'s work) counting its rows and summing ``emits`` over them, in
+    one observation: the rows, and what its receiver emits for them."""
+    observation = ObservedAggregates(
+        frame, {"n": F.sum(F.lit(1)), "emits": F.sum(emits)}, vertex=sender
+    )
+    return observation.frame, _Count(observation), _Count(observation, "emits")
 
 
 def items_column() -> Column:
@@ -63,7 +85,7 @@ def items_column() -> Column:
 class _Inbound:
     sender: str
     copies: int
-    observation: ObservedAggregates | None = None
+    observation: _Count | None = None
     """Set when the edge carries only part of the sender's output."""
 
 
@@ -72,7 +94,7 @@ class VertexCounters:
 
     def __init__(self) -> None:
         self._inbound: dict[str, list[_Inbound]] = defaultdict(list)
-        self._emitted: dict[str, ObservedAggregates] = {}
+        self._emitted: dict[str, _Count] = {}
         self._at_receiver: set[str] = set()
         self._own_input: dict[str, str] = {}
         """Receiver -> the sender whose items it counts itself."""
@@ -84,7 +106,10 @@ class VertexCounters:
         self, vertex: str, frame: DataFrame, *, at_receiver: bool = False, known: int | None = None
     ) -> DataFrame:
         """Count what ``vertex`` emits, or (``at_receiver``: its one edge takes all of it)
-        leave the count to where that edge is read; ``known``: the count, known already."""
+        leave the count to where that edge is read; ``known``: the count, known already.
+        A vertex counted on its input (``received``'s ``emits``) is left as it is."""
+        if vertex in self._emitted:
+            return frame
         if known is not None:
             self._known[vertex] = known
             return frame
@@ -103,19 +128,33 @@ class VertexCounters:
         copies: int,
         partial: bool,
         counts_own_input: bool = False,
+        emits: Callable[[DataFrame], Column | None] | None = None,
     ) -> DataFrame:
         """Note an inbound edge: ``copies`` per sent item; observed when ``partial``, or
         counted here for a sender that left it to the receiver (by the receiver's op itself
-        when it ``counts_own_input``: see ``own_input_counter``)."""
+        when it ``counts_own_input``: see ``own_input_counter``).
+
+        ``emits`` (the receiver's one inbound edge): what the receiver emits per received
+        item (``Op.emitted_per_item``), or None; when known, the receiver's count is
+        observed here, on its input, in the sender's observation if there is one.
+        """
         observation = None  # on the sender's frame, before the edge routes it: its work
+        per_item = emits(frame) if emits is not None and not partial and copies == 1 else None
         if partial:
             frame, observation = _observed(frame, sender)
         elif sender in self._at_receiver:
             self._at_receiver.discard(sender)
             if counts_own_input and copies == 1:
                 self._own_input[vertex] = sender
+            elif per_item is not None:
+                frame, self._emitted[sender], self._emitted[vertex] = _observed_with_emits(
+                    frame, sender, per_item
+                )
+                per_item = None
             else:
                 frame, self._emitted[sender] = _observed(frame, sender)
+        if per_item is not None:
+            frame, self._emitted[vertex] = _observed(frame, vertex, per_item)
         self._inbound[vertex].append(_Inbound(sender, copies, observation))
         return frame
 

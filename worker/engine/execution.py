@@ -11,11 +11,13 @@ that must not run twice (a Python vertex, or any fork in an epoch run).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from itertools import groupby
 from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag.model import ProcessingGuarantee, Routing
@@ -95,7 +97,12 @@ class Execution:
             self.epoch.coalesce(name)
         # An epoch run's aggregate carries state instead of grouping once: count it as usual.
         counts_own_input = op.counts_own_input and len(inbound) == 1 and self.epoch is None
-        inputs = self.consume_by_priority(name, inbound, op.places_own_input, counts_own_input)
+        emits = None
+        if len(inbound) == 1 and not op.places_own_input:
+            emits = partial(op.emitted_per_item, vertex.params)
+        inputs = self.consume_by_priority(
+            name, inbound, op.places_own_input, counts_own_input, emits
+        )
         context = OpContext(
             spark=self.spark,
             vertex=vertex,
@@ -167,10 +174,12 @@ class Execution:
         inbound: list[EdgePlan],
         places_own_input: bool,
         counts_own_input: bool = False,
+        emits: Callable[[DataFrame], Column | None] | None = None,
     ) -> list[DataFrame]:
         """The routed inbound frames by ordinal; all but the last priority level materialised.
 
         An op that ``places_own_input`` gets its senders' frames and routes them itself.
+        ``emits``: see ``VertexCounters.received``.
         """
         receiver = self.plan.vertex(name)
         routed: dict[int, DataFrame] = {}
@@ -184,6 +193,7 @@ class Execution:
                 copies=copies_per_item(edge, receiver),
                 partial=ORDINAL in whole.columns,
                 counts_own_input=counts_own_input,
+                emits=emits,
             )
             if not places_own_input:
                 frame = route(frame, edge, sender, receiver, self.plan.partition_count)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jetspark.dag.model import EdgeConfig
@@ -129,6 +129,16 @@ class Op:
     def known_count(self, ctx: OpContext) -> int | None:
         """How many items a batch run of it emits, when the driver knows before Spark runs
         it (none to observe then); None otherwise."""
+        return None
+
+    def emitted_per_item(self, params: BaseModel, received: DataFrame) -> Column | None:
+        """How many items it emits for each item of ``received`` (its one inbound frame), as
+        a column over that frame, when that is known without running it; None otherwise.
+
+        Its count is then observed on its input rather than on its output: an op that
+        emits many items per item (``flat_map``) is counted over fewer rows, and the
+        observation, which breaks Spark's code generation, stays off its output's path.
+        """
         return None
 
     def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:

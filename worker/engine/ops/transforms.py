@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
-from pyspark.sql import DataFrame
+from pydantic import BaseModel
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, MapType
 
 from jetspark.dag import kinds as p
 from worker.engine.accumulation import bounded
@@ -32,6 +35,21 @@ class FlatMapOp(Op):
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.FlatMapParams)
         return ctx.only_input.withColumn(params.as_, F.explode(user_column(params.explode)))
+
+    def emitted_per_item(self, params: BaseModel, received: DataFrame) -> Column | None:
+        """The size of each item's array or map (``explode`` emits one item per element,
+        none for an empty or null one), when its expression is deterministic: evaluated
+        twice, it must give the same size both times."""
+        if not isinstance(params, p.FlatMapParams):
+            return None
+        exploded = user_column(params.explode)
+        probe = received.select(exploded)
+        java: Any = probe._jdf  # py4j
+        if not isinstance(probe.schema[0].dataType, ArrayType | MapType):
+            return None  # not explodable: ``apply`` says so
+        if not java.queryExecution().analyzed().deterministic():
+            return None
+        return F.greatest(F.coalesce(F.size(exploded), F.lit(0)), F.lit(0))
 
 
 class HashJoinOp(Op):
