@@ -154,7 +154,10 @@ class FilesSourceOp(SourceOp):
         if params.format is p.FileFormat.text:
             frame = frame.withColumnRenamed("value", "line")
         n = ctx.vertex.parallelism
-        if frame.rdd.getNumPartitions() >= n:
+        splits = frame.rdd.getNumPartitions()
+        if splits == n:  # split i is processor i's already; a coalesce would only break
+            return frame  # Spark's code generation between the read and what follows
+        if splits > n:
             return frame.coalesce(n)  # whole file splits per processor, without a shuffle
         return place(frame, spray(first=F.lit(0), width=n), n)
 
