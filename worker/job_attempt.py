@@ -60,6 +60,10 @@ class HeldJob:
     deadline: float | None = None
     """Wall-clock time (``time.time()``) after which ``config.timeout_s`` fails the job."""
     timed_out: bool = False
+    ending: bool = False
+    """Set by the job's thread once its run is over, before it writes how the job ended: a
+    renewal refused from then on is that write taking effect (or a lost lease, which the
+    write itself is refused for), not a reason to stop the job."""
     abandoned: threading.Event = field(default_factory=threading.Event)
     """Set when the job is no longer ours to write (lease refused, worker stopping): its
     final writes stop waiting for PostgreSQL to come back."""
@@ -163,6 +167,7 @@ def _perform(
         # Set before the job's first Spark work (nothing before it runs any on this thread).
         context.setLocalProperty("spark.scheduler.pool", spark_pools.pool_for(plan.runs_in_epochs))
         outcome = engine_run(spark, plan, held.control)
+        held.ending = True
         held.control.timings["computed"] = stamp()
         final = _final(reporter, outcome.vertex_counts)
         durable(
@@ -181,6 +186,7 @@ def _perform(
     except OrchestrationError as refused:
         bind.info("job no longer ours", reason=str(refused))
     except Exception as raised:
+        held.ending = True
         error: Exception = raised
         if held.timed_out:
             limit = timeout_of(held.job)

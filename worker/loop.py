@@ -358,7 +358,7 @@ class Worker:
             if renewed:
                 if held.entry_id is not None:
                     alive.append(held.entry_id)
-            else:
+            elif not held.ending:  # else: its end was written (its thread says how)
                 if not held.control.cancelled.is_set():
                     log.info("lease refused: stopping job", job=str(held.job.id))
                 self.cancel(held)

@@ -9,9 +9,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
+from structlog.testing import capture_logs
 
 from jetspark.db.tables import Job, JobResult
 from jetspark.jobs import orchestration, service
@@ -26,6 +28,7 @@ from tests.worker.conftest import (
     status_of,
     word_count_body,
 )
+from worker import job_attempt
 from worker.loop import Worker
 
 
@@ -49,6 +52,34 @@ def test_word_count_runs_to_completion_with_exact_results(
         assert (job.items_in, job.items_out) == (len(lines), len(got))
     assert got == dict(Counter(word for line in lines for word in line.split()))
     assert causes(sessions, job_id)[-1] == "all vertices completed"
+
+
+def test_a_lease_renewal_refused_once_the_job_ended_does_not_stop_it(
+    make_worker: Callable[..., Worker],
+    submit: Callable[[dict[str, Any]], uuid.UUID],
+    sessions: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker's beat may land between the job's COMPLETED write and its thread's end:
+    the renewal is refused (the job is no longer running), which is not a lost lease."""
+    worker = make_worker("w-ending")
+    written = job_attempt._complete
+
+    def complete_then_beat(*args: Any, **kwargs: Any) -> None:
+        written(*args, **kwargs)
+        worker.heartbeat()  # the beat, in the window before the job's thread is done
+
+    monkeypatch.setattr(job_attempt, "_complete", complete_then_beat)
+    with capture_logs() as lines:
+        job_id = submit(word_count_body())
+        drive_until(
+            [worker],
+            lambda: status_of(sessions, job_id) == "COMPLETED" and not worker.held,
+            what="completed and let go",
+        )
+    events = [line["event"] for line in lines if line.get("job") == str(job_id)]
+    assert events[0] == "job claimed" and events[-1] == "job completed", events
+    assert "lease refused: stopping job" not in events
 
 
 def test_a_failing_job_fails_with_the_vertex_and_the_worker_goes_on(
