@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from jetspark.dag.model import JobSpec
 from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
 from worker.engine import JobControl, JobOutcome, RunnableJob, run_job
+from worker.engine.observed import ObservedAggregates
 
 pytestmark = pytest.mark.spark
 
@@ -62,3 +64,27 @@ from tests.jdbc.conftest import (  # noqa: E402, F401 - fixtures, used by name
     run_jdbc,
 )
 from tests.kafka.conftest import kafka  # noqa: E402, F401 - a fixture, used by name
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One observation the engine made: its vertex, the columns of the frame it was made on
+    and the aggregates it computes."""
+
+    vertex: str
+    columns: tuple[str, ...]
+    aggregates: tuple[str, ...]
+
+
+@pytest.fixture
+def observations(monkeypatch: pytest.MonkeyPatch) -> list[Observed]:
+    """The observations the engine makes as it builds a job, in order."""
+    seen: list[Observed] = []
+    original = ObservedAggregates.__init__
+
+    def noted(self: ObservedAggregates, frame: Any, aggregates: Any, **kw: Any) -> None:
+        seen.append(Observed(str(kw.get("vertex")), tuple(frame.columns), tuple(aggregates)))
+        original(self, frame, aggregates, **kw)
+
+    monkeypatch.setattr(ObservedAggregates, "__init__", noted)
+    return seen

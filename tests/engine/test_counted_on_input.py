@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.conftest import RunDag, job_body
-from worker.engine.observed import ObservedAggregates
+from tests.engine.conftest import Observed, RunDag, job_body
 
 pytestmark = pytest.mark.spark
 
@@ -33,47 +32,32 @@ def lines_words(explode: str, *, through_filter: bool) -> dict[str, Any]:
     return job_body(vertices, edges, members=1)
 
 
-@pytest.fixture
-def observed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """Each observation the engine makes: its vertex, the columns of the frame it is made
-    on and the aggregates it computes."""
-    seen: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
-    original = ObservedAggregates.__init__
-
-    def noted(self: ObservedAggregates, frame: Any, aggregates: Any, **kw: Any) -> None:
-        seen.append((str(kw.get("vertex")), tuple(frame.columns), tuple(aggregates)))
-        original(self, frame, aggregates, **kw)
-
-    monkeypatch.setattr(ObservedAggregates, "__init__", noted)
-    return seen
-
-
 def counts(outcome: Any) -> dict[str, tuple[int, int]]:
     return {v: (c.items_in, c.items_out) for v, c in outcome.vertex_counts.items()}
 
 
-def test_a_flat_map_is_counted_on_its_input(run_dag: RunDag, observed: list[Any]) -> None:
+def test_a_flat_map_is_counted_on_its_input(run_dag: RunDag, observations: list[Observed]) -> None:
     outcome, _ = run_dag(lines_words(SPLIT, through_filter=False))
-    assert observed == [("words", ("line",), ("n",))]  # its input's rows, not its words
+    assert observations == [Observed("words", ("line",), ("n",))]  # its input's rows, not its words
     assert counts(outcome) == {"lines": (0, 5), "words": (5, 6), "out": (6, 0)}
     assert sorted(r["word"] for r in outcome.results["out"]) == list("abcdef")
 
 
 def test_a_sender_counted_where_it_is_read_shares_the_observation(
-    run_dag: RunDag, observed: list[Any]
+    run_dag: RunDag, observations: list[Observed]
 ) -> None:
     outcome, _ = run_dag(lines_words(SPLIT, through_filter=True))
-    assert observed == [("kept", ("line",), ("n", "emits"))]
+    assert observations == [Observed("kept", ("line",), ("n", "emits"))]
     assert counts(outcome) == {
         "lines": (0, 5), "kept": (5, 5), "words": (5, 6), "out": (6, 0)
     }  # fmt: skip
 
 
 def test_an_explode_that_may_differ_when_run_again_is_counted_on_its_output(
-    run_dag: RunDag, observed: list[Any]
+    run_dag: RunDag, observations: list[Observed]
 ) -> None:
     random_size = "sequence(1, cast(rand() * 4 as int) + 1)"
     outcome, _ = run_dag(lines_words(random_size, through_filter=False))
-    assert observed == [("words", ("line", "word"), ("n",))]
+    assert observations == [Observed("words", ("line", "word"), ("n",))]
     emitted = len(outcome.results["out"])
     assert counts(outcome) == {"lines": (0, 5), "words": (5, emitted), "out": (emitted, 0)}

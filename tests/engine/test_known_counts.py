@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.engine.conftest import RunDag, job_body
+from tests.engine.conftest import Observed, RunDag, job_body
 from worker.engine.counting import VertexCounters
-from worker.engine.observed import ObservedAggregates
 
 pytestmark = pytest.mark.spark
 
@@ -34,22 +33,8 @@ def items_map_sink(count: int, *, filtered: bool = False, lp: int = 2) -> dict[s
     )  # fmt: skip
 
 
-@pytest.fixture
-def observations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The vertices the engine observes a count on, as it builds the job."""
-    seen: list[str] = []
-    original = ObservedAggregates.__init__
-
-    def noted(self: ObservedAggregates, *args: Any, vertex: str | None = None, **kw: Any) -> None:
-        seen.append(str(vertex))
-        original(self, *args, vertex=vertex, **kw)
-
-    monkeypatch.setattr(ObservedAggregates, "__init__", noted)
-    return seen
-
-
 def test_items_into_a_map_are_counted_on_the_driver_and_exactly(
-    run_dag: RunDag, observations: list[str]
+    run_dag: RunDag, observations: list[Observed]
 ) -> None:
     outcome, _ = run_dag(items_map_sink(25))
     assert observations == []  # nothing for Spark to count
@@ -60,10 +45,11 @@ def test_items_into_a_map_are_counted_on_the_driver_and_exactly(
 
 
 def test_a_filter_after_known_items_is_observed_and_counted(
-    run_dag: RunDag, observations: list[str]
+    run_dag: RunDag, observations: list[Observed]
 ) -> None:
     outcome, _ = run_dag(items_map_sink(25, filtered=True))
-    assert observations == ["double"]  # what a filter lets through is Spark's to count
+    # what a filter lets through is Spark's to count
+    assert [o.vertex for o in observations] == ["double"]
     counts = outcome.vertex_counts
     assert (counts["items"].items_out, counts["double"].items_in) == (25, 25)
     assert (counts["double"].items_out, counts["out"].items_in) == (13, 13)
