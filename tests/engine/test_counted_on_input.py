@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.engine.conftest import Observed, RunDag, job_body
+from worker.engine.runner import VertexFailed
 
 pytestmark = pytest.mark.spark
 
@@ -61,3 +62,14 @@ def test_an_explode_that_may_differ_when_run_again_is_counted_on_its_output(
     assert observations == [Observed("words", ("line", "word"), ("n",))]
     emitted = len(outcome.results["out"])
     assert counts(outcome) == {"lines": (0, 5), "words": (5, emitted), "out": (emitted, 0)}
+
+
+def test_an_array_too_big_to_make_fails_where_it_is_counted_too(
+    run_dag: RunDag, observations: list[Observed]
+) -> None:
+    """The size observed on the input is the user's checked expression with its guards: an
+    explode sized at run time past the limit fails the job clearly, never building it."""
+    huge = "array_repeat(line, length(line) * 400000000)"  # 2e9 elements for 'a b c'
+    with pytest.raises(VertexFailed, match=r"array_repeat\(\) would make more than"):
+        run_dag(lines_words(huge, through_filter=False))
+    assert observations == [Observed("words", ("line",), ("n",))]  # counted on its input
