@@ -9,11 +9,14 @@ so there is one per vertex, not one per frame, and none on the items an aggregat
 - a vertex with one outbound edge is counted where that edge is read (``at_receiver``): the
   same rows, and a receiver that ``counts_own_input`` (an aggregate) counts them itself,
   adding ``count(1) AS ITEMS`` to its groups and observing the sum on the groups (a few rows,
-  after Spark's partial aggregation) instead of every item on its way in;
+  after Spark's partial aggregation) instead of every item on its way in, and, in the same
+  observation, its groups: what it emits;
 - otherwise (a fork, which is persisted anyway, or a dead end) the output is observed;
 - a vertex that knows what it emits per item received (``Op.emitted_per_item``: a
   ``flat_map``'s array size) is counted on its input instead, over fewer rows, in the same
-  observation as its sender when that sender is counted where its edge is read.
+  observation as its sender when that sender is counted where its edge is read;
+- a vertex that emits one item per item received (``Op.preserves_count``: ``map``,
+  ``sort``, a ``combine`` over ``pregrouped`` partials) emits what it received: not observed.
 
 A batch vertex whose count the driver knows before Spark runs (``source.items``, and an op
 that emits one item per item received from such senders, as ``map``) is not observed at all:
@@ -100,18 +103,30 @@ class VertexCounters:
         """Receiver -> the sender whose items it counts itself."""
         self._known: dict[str, int] = {}
         """Vertices whose emitted count the driver knew before Spark ran them."""
+        self._as_received: set[str] = set()
+        """Vertices that emit one item per item received (``emitted``'s ``as_received``)."""
         self._settled = False
 
     def emitted(
-        self, vertex: str, frame: DataFrame, *, at_receiver: bool = False, known: int | None = None
+        self,
+        vertex: str,
+        frame: DataFrame,
+        *,
+        at_receiver: bool = False,
+        known: int | None = None,
+        as_received: bool = False,
     ) -> DataFrame:
         """Count what ``vertex`` emits, or (``at_receiver``: its one edge takes all of it)
-        leave the count to where that edge is read; ``known``: the count, known already.
-        A vertex counted on its input (``received``'s ``emits``) is left as it is."""
+        leave the count to where that edge is read; ``known``: the count, known already;
+        ``as_received``: one item per item received, so what it received. A vertex counted
+        on its input (``received``'s ``emits``, ``own_input_counter``) is left as it is."""
         if vertex in self._emitted:
             return frame
         if known is not None:
             self._known[vertex] = known
+            return frame
+        if as_received:
+            self._as_received.add(vertex)
             return frame
         if at_receiver:
             self._at_receiver.add(vertex)
@@ -160,14 +175,19 @@ class VertexCounters:
 
     def own_input_counter(self, vertex: str) -> Callable[[DataFrame], DataFrame] | None:
         """For a receiver that counts its own input: observe the sum of ``ITEMS`` over its
-        groups (and drop the column); None when its input is counted otherwise."""
+        groups (and drop the column), and the groups, which are what it emits, in the same
+        observation; None when its input is counted otherwise."""
         sender = self._own_input.get(vertex)
         if sender is None:
             return None
 
         def count(groups: DataFrame) -> DataFrame:
-            groups, self._emitted[sender] = _observed(groups, vertex, F.col(ITEMS))
-            return groups.drop(ITEMS)
+            observation = ObservedAggregates(
+                groups, {"n": F.sum(F.col(ITEMS)), "groups": F.count(F.lit(1))}, vertex=vertex
+            )
+            self._emitted[sender] = _Count(observation)
+            self._emitted[vertex] = _Count(observation, "groups")
+            return observation.frame.drop(ITEMS)
 
         return count
 
@@ -186,7 +206,12 @@ class VertexCounters:
     def _emitted_count(self, vertex: str) -> int:
         if vertex in self._known:
             return self._known[vertex] if self._settled else 0
+        if vertex in self._as_received:
+            return self._received_count(vertex)
         return _finished(self._emitted.get(vertex))
+
+    def _received_count(self, vertex: str) -> int:
+        return sum(self._sent(e) * e.copies for e in self._inbound.get(vertex, []))
 
     def _sent(self, edge: _Inbound) -> int:
         if edge.observation is not None:
@@ -196,8 +221,8 @@ class VertexCounters:
     def counts(self) -> dict[str, VertexCounts]:
         result: dict[str, VertexCounts] = {}
         vertices = self._inbound.keys() | self._emitted.keys() | self._known.keys()
-        for vertex in vertices | self._at_receiver:
-            received = sum(self._sent(e) * e.copies for e in self._inbound.get(vertex, []))
-            emitted = self._emitted_count(vertex)
-            result[vertex] = VertexCounts(items_in=received, items_out=emitted)
+        for vertex in vertices | self._at_receiver | self._as_received:
+            result[vertex] = VertexCounts(
+                items_in=self._received_count(vertex), items_out=self._emitted_count(vertex)
+            )
         return result

@@ -142,7 +142,11 @@ class Execution:
         outbound = self.plan.outbound(name)
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
         output = self.counters.emitted(
-            name, without_slot(output), at_receiver=alone, known=self.known_count(op, context)
+            name,
+            without_slot(output),
+            at_receiver=alone,
+            known=self.known_count(op, context),
+            as_received=op.preserves_count(context),
         )
         if self.buffers(op, outbound):
             output = self.keep(output)
@@ -156,7 +160,7 @@ class Execution:
         known input for an op that ``preserves_count``)."""
         if self.epoch is not None:
             return None
-        if op.preserves_count:
+        if op.preserves_count(context):
             return context.known_input
         return op.known_count(context)
 

@@ -98,6 +98,10 @@ class AggregateOp(Op):
         keys = [F.col(SLOT), *_key(params)]
         return _placed(ctx, counted(items.groupBy(*keys).agg(*columns)), n).drop(SLOT)
 
+    def preserves_count(self, ctx: OpContext) -> bool:
+        """A combine over ``pregrouped`` partials finishes each where it is (``_finished``)."""
+        return ctx.epoch is None and ctx.inbound[0].pregrouped
+
     def in_epochs(self, ctx: OpContext, params: p.AggregateParams) -> DataFrame:
         """Streaming: partial results carried from epoch to epoch, emitted at the end."""
         assert ctx.epoch is not None

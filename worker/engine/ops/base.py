@@ -120,11 +120,13 @@ class Op:
     from the beginning leaves as one run would: an exactly-once job made only of such
     replays when its snapshot is lost, instead of failing."""
 
-    preserves_count: ClassVar[bool] = False
-    """Emits exactly one item per item it receives (its count follows its input's)."""
-
     def apply(self, ctx: OpContext) -> DataFrame:
         raise NotImplementedError
+
+    def preserves_count(self, ctx: OpContext) -> bool:
+        """Whether this run of it emits exactly one item per item it receives: its count is
+        then its input's, known on the driver or observed upstream, never observed again."""
+        return False
 
     def known_count(self, ctx: OpContext) -> int | None:
         """How many items a batch run of it emits, when the driver knows before Spark runs

@@ -19,7 +19,8 @@ from worker.engine.routing import by_processor
 
 
 class MapOp(Op):
-    preserves_count = True
+    def preserves_count(self, ctx: OpContext) -> bool:
+        return True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.MapParams)
@@ -89,7 +90,8 @@ class HashJoinOp(Op):
 class SortOp(Op):
     """Each processor sorts what it received; a total order is a sort of parallelism 1."""
 
-    preserves_count = True
+    def preserves_count(self, ctx: OpContext) -> bool:
+        return True
 
     def apply(self, ctx: OpContext) -> DataFrame:
         by = params_of(ctx, p.SortParams).by
