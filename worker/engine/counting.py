@@ -16,7 +16,8 @@ so there is one per vertex, not one per frame, and none on the items an aggregat
   ``flat_map``'s array size) is counted on its input instead, over fewer rows, in the same
   observation as its sender when that sender is counted where its edge is read;
 - a vertex that emits one item per item received (``Op.preserves_count``: ``map``,
-  ``sort``, a ``combine`` over ``pregrouped`` partials) emits what it received: not observed.
+  ``sort``, a ``combine`` over ``pregrouped`` partials) and has no exchange before it
+  emits what it received: not observed.
 
 A batch vertex whose count the driver knows before Spark runs (``source.items``, and an op
 that emits one item per item received from such senders, as ``map``) is not observed at all:

@@ -21,7 +21,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jetspark.dag.model import ProcessingGuarantee, Routing
-from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan
+from jetspark.dag.plan import EdgePlan, Exchange, ExecutionPlan, VertexPlan
 from worker.engine.contract import JobControl
 from worker.engine.counting import VertexCounters
 from worker.engine.errors import EngineError
@@ -141,12 +141,16 @@ class Execution:
             return
         outbound = self.plan.outbound(name)
         alone = len(outbound) == 1 and ORDINAL not in output.columns  # one edge takes it all
+        # One item per item received is what it received, unless an exchange precedes it: its
+        # observation then keeps Spark from moving a later filter, with its expressions,
+        # before that exchange (its work stays where Jet runs it and its load is measured).
         output = self.counters.emitted(
             name,
             without_slot(output),
             at_receiver=alone,
             known=self.known_count(op, context),
-            as_received=op.preserves_count(context),
+            as_received=op.preserves_count(context)
+            and all(e.exchange is Exchange.fused or e.pregrouped for e in inbound),
         )
         if self.buffers(op, outbound):
             output = self.keep(output)
