@@ -1,8 +1,9 @@
-"""A vertex that emits one item per item received (``Op.preserves_count``) is not observed:
-it emitted what it received. An aggregate that counts its own input counts its groups, what
-it emits, in the same observation. The README's word count, with a ``map`` after its
-``combine``, is counted exactly by two observations: its lines (with the words they split
-into) and its groups."""
+"""A vertex that emits one item per item received (``Op.preserves_count``) with no exchange
+before it is not observed: it emitted what it received. After an exchange it is, so that
+Spark cannot push a later filter, with its expressions, below the exchange. An aggregate
+that counts its own input counts its groups, what it emits, in the same observation. The
+README's word count, with a ``map`` after its ``combine``, is counted exactly by two
+observations: its lines (with the words they split into) and its groups."""
 
 from __future__ import annotations
 
@@ -85,3 +86,32 @@ def test_a_combine_over_partials_that_travel_counts_what_it_receives(
     assert counts(outcome)["shout"] == (3, 3)
     assert counts(outcome)["out"] == (3, 0)
     assert counts(outcome)["nonempty"] == (7, 6)
+
+
+def test_a_map_after_an_exchange_stays_observed(
+    run_dag: RunDag, observations: list[Observed]
+) -> None:
+    """Its observation keeps ``kept``'s filter, which holds ``doubled``'s expression, from
+    being pushed below the repartition into ``numbers``' stage, where Jet does not run it."""
+    vertices: list[dict[str, Any]] = [
+        {"name": "numbers", "processor": "source.items",
+         "params": {"items": [{"n": n} for n in range(10)]}},
+        # a count Spark must observe (a source.items count is known, and so its map's)
+        {"name": "all", "processor": "filter", "params": {"where": "true"}},
+        {"name": "doubled", "processor": "map", "params": {"select": {"d": "n * 2"}}},
+        {"name": "kept", "processor": "filter", "params": {"where": "d > 10"}},
+        {"name": "out", "processor": "sink.results"},
+    ]  # fmt: skip
+    edges: list[dict[str, Any]] = [
+        {"from": "numbers", "to": "all"},
+        {"from": "all", "to": "doubled", "routing": "partitioned", "key": "n",
+         "distributed": True},
+        {"from": "doubled", "to": "kept"},
+        {"from": "kept", "to": "out"},
+    ]  # fmt: skip
+    outcome, _ = run_dag(job_body(vertices, edges, members=1))
+    assert "doubled" in {o.vertex for o in observations}
+    assert counts(outcome) == {
+        "numbers": (0, 10), "all": (10, 10), "doubled": (10, 10), "kept": (10, 4),
+        "out": (4, 0),
+    }  # fmt: skip
