@@ -125,7 +125,8 @@ class Op:
 
     def preserves_count(self, ctx: OpContext) -> bool:
         """Whether this run of it emits exactly one item per item it receives: its count is
-        then its input's, known on the driver or observed upstream, never observed again."""
+        then its input's, known on the driver, or not observed when no exchange precedes it
+        (``counting``)."""
         return False
 
     def known_count(self, ctx: OpContext) -> int | None:
