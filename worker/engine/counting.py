@@ -69,15 +69,15 @@ def _observed(
     return observation.frame, _Count(observation)
 
 
-def _observed_with_emits(
-    frame: DataFrame, sender: str, emits: Column
+def _observed_two(
+    frame: DataFrame, vertex: str, per_row: Column, name: str, other: Column
 ) -> tuple[DataFrame, _Count, _Count]:
-    """``frame`` (``sender``'s work) counting its rows and summing ``emits`` over them, in
-    one observation: the rows, and what its receiver emits for them."""
+    """``frame`` (``vertex``'s work) summing ``per_row`` and, as ``name``, ``other`` over its
+    rows, in one observation: two counts for one operator that breaks code generation."""
     observation = ObservedAggregates(
-        frame, {"n": F.sum(F.lit(1)), "emits": F.sum(emits)}, vertex=sender
+        frame, {"n": F.sum(per_row), name: F.sum(other)}, vertex=vertex
     )
-    return observation.frame, _Count(observation), _Count(observation, "emits")
+    return observation.frame, _Count(observation), _Count(observation, name)
 
 
 def items_column() -> Column:
@@ -163,8 +163,8 @@ class VertexCounters:
             if counts_own_input and copies == 1:
                 self._own_input[vertex] = sender
             elif per_item is not None:
-                frame, self._emitted[sender], self._emitted[vertex] = _observed_with_emits(
-                    frame, sender, per_item
+                frame, self._emitted[sender], self._emitted[vertex] = _observed_two(
+                    frame, sender, F.lit(1), "emits", per_item
                 )
                 per_item = None
             else:
@@ -183,12 +183,10 @@ class VertexCounters:
             return None
 
         def count(groups: DataFrame) -> DataFrame:
-            observation = ObservedAggregates(
-                groups, {"n": F.sum(F.col(ITEMS)), "groups": F.count(F.lit(1))}, vertex=vertex
+            groups, self._emitted[sender], self._emitted[vertex] = _observed_two(
+                groups, vertex, F.col(ITEMS), "groups", F.lit(1)
             )
-            self._emitted[sender] = _Count(observation)
-            self._emitted[vertex] = _Count(observation, "groups")
-            return observation.frame.drop(ITEMS)
+            return groups.drop(ITEMS)
 
         return count
 

@@ -68,7 +68,7 @@ class AggregateOp(Op):
         if ctx.count_input is not None:
             columns.append(items_column())
         n, edge, frame = ctx.vertex.parallelism, ctx.inbound[0], ctx.only_input
-        if edge.pregrouped and ctx.epoch is None:
+        if _finishes_partials(ctx):
             return _finished(ctx, params)
         if params.key is None and n == 1:
             return counted(frame.agg(*columns))  # one processor: a row even for no input
@@ -100,7 +100,7 @@ class AggregateOp(Op):
 
     def preserves_count(self, ctx: OpContext) -> bool:
         """A combine over ``pregrouped`` partials finishes each where it is (``_finished``)."""
-        return ctx.epoch is None and ctx.inbound[0].pregrouped
+        return _finishes_partials(ctx)
 
     def in_epochs(self, ctx: OpContext, params: p.AggregateParams) -> DataFrame:
         """Streaming: partial results carried from epoch to epoch, emitted at the end."""
@@ -119,6 +119,11 @@ class AggregateOp(Op):
         )
         ctx.epoch.state_out[name] = step.state
         return step.output
+
+
+def _finishes_partials(ctx: OpContext) -> bool:
+    """Whether a batch combine's rows are its keys' only partials (``_finished``)."""
+    return ctx.epoch is None and ctx.inbound[0].pregrouped
 
 
 def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
