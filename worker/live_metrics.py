@@ -157,7 +157,7 @@ class JobReporter:
                 vertex.items_in = max(vertex.items_in, counted.items_in)
                 vertex.items_out = max(vertex.items_out, counted.items_out)
             vertices[name] = vertex
-        self._spark_loads(vertices)
+        self._spark_loads(vertices, final=final)
         self._rates(at, vertices)
         return JobMetrics(job_id=self.job.id, at_ms=at, epoch=epoch, final=final, vertices=vertices)
 
@@ -181,11 +181,13 @@ class JobReporter:
             by_vertex[vertex] = [reported[i] for i in sorted(reported)]
         return marks.epoch
 
-    def _spark_loads(self, vertices: dict[str, VertexMetrics]) -> None:
+    def _spark_loads(self, vertices: dict[str, VertexMetrics], *, final: bool = False) -> None:
         """Busy and backpressure of the vertices Spark runs (``worker/vertex_load.py``), and
-        the bottleneck: the busiest vertex, when busy at least ``BOTTLENECK_BUSY``."""
+        the bottleneck: the busiest vertex, when busy at least ``BOTTLENECK_BUSY``. The final
+        document waits for the job's last queries to be recorded (``SparkPipelines.drain``)."""
         if self.pipelines is not None:
-            self.runs.extend(self.pipelines.poll())
+            read = self.pipelines.drain if final else self.pipelines.poll
+            self.runs.extend(read())
         window = window_of(self.runs, stream=self.stream)
         if window is not None:
             if self.stream:  # older runs are out of every later window

@@ -21,6 +21,7 @@ import functools
 import gzip
 import json
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,8 @@ _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 """Nodes whose input was computed in another stage (or, cached, another query)."""
 COUNTED_KEPT = 10_000
 """Stage ids remembered as read (a long stream runs stages without end)."""
+SETTLE_S = 2.0
+"""How long a job's final metrics wait for Spark's status store to record its last queries."""
 LOOKBACK = 64
 """Queries listed per poll at most (older new ones are missed)."""
 
@@ -250,6 +253,17 @@ class SparkPipelines:
         except Exception as error:
             log.debug("spark pipelines not read", error=str(error)[:300])
             return []
+
+    def drain(self, timeout_s: float = SETTLE_S) -> list[PipelineRun]:
+        """``poll``, then poll again while a query of this job is still listed as running,
+        for at most ``timeout_s``: Spark's status store records a query's end on its listener
+        thread, after the action has returned, and a job's last query must not be missed."""
+        runs = self.poll()
+        deadline = time.monotonic() + timeout_s
+        while self.waiting and time.monotonic() < deadline:
+            time.sleep(0.02)
+            runs.extend(self.poll())
+        return runs
 
     def _poll(self) -> list[PipelineRun]:
         stores = _stores(self.spark)
