@@ -4,11 +4,14 @@ vertices its observations name and the stage Spark ran it in."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from worker.engine.observed import ObservedAggregates
@@ -79,6 +82,60 @@ def test_another_jobs_queries_and_unfinished_ones_are_not_read(
         named(spark.range(0, 1000, numPartitions=2), "numbers").count()
     assert {v for r in reader.poll() for v in r.vertices} == {"numbers", "count"}
     assert other.poll() == []
+
+
+def held_until(gate: Path) -> Column:
+    """A column whose tasks wait (60 s at most) for ``gate`` to exist: a query held running."""
+
+    @F.udf("long")
+    def held(value: int) -> int:
+        import os
+        import time
+
+        deadline = time.monotonic() + 60
+        while not os.path.exists(gate) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return value
+
+    return held(F.col("id"))
+
+
+def test_drain_waits_for_a_query_still_running_and_reads_it_once_it_ends(
+    spark: SparkSession, described: str, tmp_path: Path
+) -> None:
+    reader = SparkPipelines(spark, described)
+    gate = tmp_path / "gate"
+    context = spark.sparkContext
+    group = context.getLocalProperty("spark.jobGroup.id")
+
+    def run() -> None:  # the job's last query, on a thread that carries the job's description
+        context.setJobGroup(group or "held", described, True)
+        with vertex_actions(context, "out"):
+            named(
+                spark.range(0, 4, numPartitions=2).select(held_until(gate).alias("id")), "a"
+            ).write.format("noop").mode("overwrite").save()
+
+    query = threading.Thread(target=run)
+    query.start()
+    deadline = time.monotonic() + 60
+    while not reader.waiting and time.monotonic() < deadline:  # listed, not finished
+        assert reader.poll() == []
+    assert reader.waiting, "the held query was never listed"
+
+    polled = reader.poll
+
+    def poll_then_release() -> list[PipelineRun]:
+        runs = polled()
+        gate.touch()  # the query ends only after drain's first read found it running
+        return runs
+
+    reader.poll = poll_then_release  # type: ignore[method-assign]
+    try:
+        runs = reader.drain(timeout_s=60)
+    finally:
+        query.join(timeout=60)
+    assert {v for r in runs for v in r.vertices} == {"a", "out"}
+    assert not reader.waiting
 
 
 def test_a_query_description_names_its_job_and_the_vertex_that_ran_it() -> None:
