@@ -52,8 +52,14 @@ def slot_table(partitions: int) -> tuple[int, ...]:
 
 def with_slot(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
     """Name each row's target partition in ``SLOT``, without moving it yet."""
-    slots = F.array(*[F.lit(i) for i in slot_table(partitions)])
+    slots = _slots_of(frame.sparkSession.sparkContext, partitions)
     return without_slot(frame).withColumn(SLOT, F.element_at(slots, target.cast("int") + 1))
+
+
+@lru_cache(maxsize=64)
+def _slots_of(context: SparkContext, partitions: int) -> Column:
+    """``slot_table`` as a Spark array literal, kept per JVM (a round trip per element)."""
+    return F.array(*[F.lit(i) for i in slot_table(partitions)])
 
 
 def place(frame: DataFrame, target: Column, partitions: int) -> DataFrame:

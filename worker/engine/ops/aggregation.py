@@ -89,6 +89,8 @@ class AggregateOp(Op):
             local = not edge.distributed and sender.parallelism > sender.local_parallelism
             member = [sender_member(sender).alias("__member")] if local else []
             grouped = counted(without_slot(frame).groupBy(*member, *_key(params)).agg(*columns))
+            if not _placing(ctx):  # where a group sits is lost downstream: no slot to compute
+                return grouped.drop("__member") if local else grouped
             first, width = candidates(edge, ctx.vertex, F.col("__member") if local else F.lit(0))
             on_key = edge.model_copy(update={"key": "`key`"})
             pid = partition_id(grouped, on_key, ctx.partition_count)
@@ -143,9 +145,12 @@ def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
         partials = ctx.count_input(partials.withColumn(ITEMS, F.lit(1)))
     finished = [_like(aggregation.finish(field, e), merged.schema[field]) for field, e in stages]
     rows = partials.select(F.col("key"), *finished)
+    in_order = ctx.max_records is None and _collected_in_order(ctx)
+    if not in_order and not _placing(ctx):
+        return rows  # nothing downstream can tell a row's processor
     first, width = candidates(edge, ctx.vertex, F.lit(0))  # one member: its rows are member 0's
     processor = first + F.pmod(partition_id(rows, edge, ctx.partition_count), F.lit(width))
-    if ctx.max_records is None and _collected_in_order(ctx):
+    if in_order:
         return rows.withColumn(TARGET_PROCESSOR, processor.cast("int"))
     return _placed(ctx, with_slot(rows, processor, n), n).drop(SLOT)
 
@@ -168,11 +173,16 @@ def _collected_in_order(ctx: OpContext) -> bool:
 
 
 def _placed(ctx: OpContext, slotted: DataFrame, n: int) -> DataFrame:
-    """Each row on the partition its ``SLOT`` names, unless no outbound edge can tell (and
-    no limit on what a processor holds is to be checked there)."""
-    if not _placed_downstream(ctx) and ctx.max_records is None:
+    """Each row on the partition its ``SLOT`` names, unless ``_placing`` says not to."""
+    if not _placing(ctx):
         return slotted
     return _held(ctx, slotted.repartition(n, SLOT))
+
+
+def _placing(ctx: OpContext) -> bool:
+    """Whether the groups are moved to their processors' partitions: when an outbound edge
+    can tell where a row is, or a limit on what a processor holds is checked there."""
+    return _placed_downstream(ctx) or ctx.max_records is not None
 
 
 def _held(ctx: OpContext, groups: DataFrame) -> DataFrame:
