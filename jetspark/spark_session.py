@@ -32,6 +32,8 @@ def build_spark_session(
     a local master stays on loopback with Python workers on this interpreter."""
     from pyspark.sql import SparkSession
 
+    from jetspark.jvm_functions import keep_function_lookups
+
     properties = session_conf(
         master=master, shuffle_partitions=shuffle_partitions, conf=conf, ui_port=ui_port
     )
@@ -48,6 +50,7 @@ def build_spark_session(
         builder = builder.config(key, value)
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
+    keep_function_lookups()
     return builder.getOrCreate()
 
 
