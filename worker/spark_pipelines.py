@@ -45,7 +45,10 @@ _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 COUNTED_KEPT = 10_000
 """Stage ids remembered as read (a long stream runs stages without end)."""
 SETTLE_S = 2.0
-"""How long a job's final metrics wait for Spark's status store to record its last queries."""
+"""How long a job's final metrics wait for Spark's status store to record its last queries,
+and a finished query's read waits for its stages to be recorded as ended."""
+_RUNNING = ("ACTIVE", "PENDING")
+"""Stage statuses that are not an end (a stage that never ran ends SKIPPED)."""
 LOOKBACK = 64
 """Queries listed per poll at most (older new ones are missed)."""
 
@@ -237,6 +240,8 @@ class SparkPipelines:
         there was when it started."""
         self.counted: set[int] = set()
         """Stages already read (a nested query's show again in its parent's)."""
+        self.unsettled: dict[int, float] = {}
+        """Finished queries first read before their stages were all recorded, and when."""
 
     def _newest_now(self) -> int:
         try:
@@ -273,11 +278,16 @@ class SparkPipelines:
             found = stores.sql.execution(execution_id)
             if not found.isDefined():  # evicted from Spark's store: gone
                 del self.waiting[execution_id]
+                self.unsettled.pop(execution_id, None)
                 continue
             execution = found.get()
             if execution.completionTime().isDefined():
+                read = self._read(stores, execution_id, execution, vertex)
+                if read is None:  # its stages are not all recorded yet: the next poll reads it
+                    continue
                 del self.waiting[execution_id]
-                runs.extend(self._read(stores, execution_id, execution, vertex))
+                self.unsettled.pop(execution_id, None)
+                runs.extend(read)
         return runs
 
     def _list_new(self, stores: _Stores) -> None:
@@ -301,13 +311,25 @@ class SparkPipelines:
 
     def _read(
         self, stores: _Stores, execution_id: int, execution: Any, vertex: str | None
-    ) -> list[PipelineRun]:
+    ) -> list[PipelineRun] | None:
         """One finished query's pipelines, each run once per stage (a stage counted by an
-        earlier query, as a nested one's can be, is not counted again)."""
+        earlier query, as a nested one's can be, is not counted again). None while a stage
+        of it is not recorded as ended yet (Spark's two status stores are written apart),
+        for at most ``SETTLE_S``: then a stage still missing (evicted) is left out."""
         listed = {int(n) for n in re.findall(r"\d+", str(execution.stages()))}
         stages: dict[int, dict[str, Any]] = {}
+        first_tried = self.unsettled.setdefault(execution_id, time.monotonic())
+        patient = time.monotonic() - first_tried < SETTLE_S
         for stage in sorted(listed - self.counted):
-            data = _json(stores.serializer.serialize(stores.app.lastStageAttempt(stage)))
+            try:
+                attempt = stores.app.lastStageAttempt(stage)
+            except Exception:  # py4j's NoSuchElementException: not recorded (or evicted)
+                if patient:
+                    return None
+                continue
+            data = _json(stores.serializer.serialize(attempt))
+            if data.get("status") in _RUNNING and patient:
+                return None
             if data.get("status") == "COMPLETE":
                 stages[stage] = data
         if not stages:

@@ -59,7 +59,7 @@ def test_a_query_is_read_as_its_pipelines_with_their_vertices_and_stages(
         grouped.write.format("noop").mode("overwrite").save()
     spark.range(10).count()  # another query of the same job: no vertex, nothing to read
 
-    runs = by_vertices(reader.poll())
+    runs = by_vertices(reader.drain())  # as the final read: the stores may still be settling
     first = runs[frozenset({"numbers", "hash"})]
     assert len(first) == 1 and first[0].tasks == 2 and first[0].run_ms > 0
     # after the exchange: the grouping's two stages, the last one the sink's query's end
@@ -80,7 +80,7 @@ def test_another_jobs_queries_and_unfinished_ones_are_not_read(
     other.poll()
     with vertex_actions(spark.sparkContext, "count"):
         named(spark.range(0, 1000, numPartitions=2), "numbers").count()
-    assert {v for r in reader.poll() for v in r.vertices} == {"numbers", "count"}
+    assert {v for r in reader.drain() for v in r.vertices} == {"numbers", "count"}
     assert other.poll() == []
 
 
