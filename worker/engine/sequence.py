@@ -1,4 +1,5 @@
-"""``source.sequence`` rows generated in Arrow batches, so a cancelled job really stops.
+"""``source.sequence`` rows: in Arrow batches made by a Python task, so a cancelled job
+really stops, or, for a stream's epoch, by Spark's own ``range``.
 
 Spark's own ``range`` checks for a task kill only at the end of a batch, and a consumer that
 takes rows one at a time (``persist``, ``collect``, a shuffle write, a Python processor,
@@ -6,7 +7,14 @@ takes rows one at a time (``persist``, ``collect``, a shuffle write, a Python pr
 on burning a core for ever. Generated in a Python task instead, the rows stop with the task
 (Spark kills the Python worker of a cancelled task). In a batch, processor g emits the g-th
 slice, the same slices ``spark.range(start, start + count, numPartitions=P)`` would give; in
-an epoch of a stream, every P-th item from ``start + g``.
+an epoch of a stream, every P-th item from ``start + g``, so every processor's event time
+keeps pace with the clock (with slices, processor 0 and so the minimum watermark would trail
+by half an epoch).
+
+An epoch holds at most ``max_items_per_epoch`` items, so a cancelled one ends soon whoever
+makes its rows: there ``epoch_sequence_frame`` has Spark's ``range`` make them in the JVM,
+with no Python worker, no Arrow hand-over and no closure pickled per epoch, inside one
+code-generated stage with what follows (1M windowed items: 0.23 s against 0.39 s).
 """
 
 from __future__ import annotations
@@ -17,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 BATCH_ROWS = 65_536
@@ -40,6 +49,13 @@ class Stamps:
             return np.full(len(seq), self.stamp_ms, dtype=np.int64)
         due = np.floor((seq - self.origin) * (1000.0 / self.rate_per_s)).astype(np.int64)
         return due + np.int64(self.t0_ms)
+
+    def column(self, seq: Column) -> Column:
+        """``of`` computed by Spark: the same double product, floored."""
+        if self.rate_per_s is None:
+            return F.lit(self.stamp_ms)
+        due = F.floor((seq - F.lit(self.origin)) * F.lit(1000.0 / self.rate_per_s))
+        return due + F.lit(self.t0_ms)
 
 
 def sequence_frame(
@@ -72,6 +88,26 @@ def sequence_frame(
 
     seeds = spark.range(parallelism, numPartitions=parallelism)
     return seeds.mapInArrow(generate, SCHEMA)
+
+
+def epoch_sequence_frame(
+    spark: SparkSession, *, start: int, count: int, parallelism: int, stamps: Stamps
+) -> DataFrame:
+    """An epoch's ``{seq, ts}`` for ``start <= seq < start + count``: processor g holds
+    every P-th item from ``start + g``, its event time given by ``stamps``.
+
+    ``range`` gives partition g the ids ``[g * per, (g + 1) * per)``; id ``g * per + j``
+    is item ``start + j * P + g``, and the ids past the end (fewer than P, or P in an empty
+    epoch) are dropped.
+    """
+    per = max(1, -(-count // parallelism))  # an empty epoch keeps its P (empty) partitions
+    ids = F.col("id")
+    seq = (F.lit(start) + (ids % per) * parallelism + (ids / per).cast("long")).cast("long")
+    rows = spark.range(0, per * parallelism, numPartitions=parallelism)
+    frame = rows.select(seq.alias("seq"), stamps.column(seq).cast("long").alias("ts"))
+    if per * parallelism > count:
+        frame = frame.where(F.col("seq") < F.lit(start + count))
+    return frame
 
 
 def sequence_batches(

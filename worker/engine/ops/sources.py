@@ -27,7 +27,7 @@ from worker.engine.routing import (
     place,
     spray,
 )
-from worker.engine.sequence import Stamps, sequence_frame
+from worker.engine.sequence import Stamps, epoch_sequence_frame, sequence_frame
 from worker.engine.streaming.scope import EpochScope
 from worker.engine.streaming.source_planners import FilesPlanner, SequencePlanner, SourcePlanner
 
@@ -101,13 +101,20 @@ class SequenceSourceOp(SourceOp):
         planned = ctx.epoch.ranges[ctx.vertex.name]
         low, high = int(planned["low"]), int(planned["high"])
         stamps = Stamps(params.start, int(planned["t0_ms"]), params.rate_per_s, planned["stamp_ms"])
-        return sequence_frame(
-            ctx.spark,
-            start=low,
-            count=high - low,
-            parallelism=n,
-            stamps=stamps,
-            batch_rows=outbox_capacity(ctx),
+        if any(receiver.processor == "python" for receiver in ctx.receivers):
+            # Its task runs two Python steps, which holds Spark's turn-taking over its idle
+            # Python workers steady for the receiver: it takes its kept instance back
+            # (``python/instances.py``), where a JVM sequence left it one worker in turn.
+            return sequence_frame(
+                ctx.spark,
+                start=low,
+                count=high - low,
+                parallelism=n,
+                stamps=stamps,
+                batch_rows=outbox_capacity(ctx),
+            )
+        return epoch_sequence_frame(
+            ctx.spark, start=low, count=high - low, parallelism=n, stamps=stamps
         )
 
 
