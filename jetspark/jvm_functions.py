@@ -15,7 +15,8 @@ from typing import Any
 
 import pyspark.sql.functions.builtin as builtin
 
-_KEPT: dict[tuple[int, str], tuple[object, Callable[..., Any]]] = {}
+_KEPT: dict[tuple[object, str], Callable[..., Any]] = {}
+"""By (JVM view, name): the key holds the view, so a later view is never taken for it."""
 
 
 def keep_function_lookups() -> None:
@@ -26,12 +27,10 @@ def keep_function_lookups() -> None:
         return
 
     def looked_up(name: str, sc: Any) -> Callable[..., Any]:
-        jvm = sc._jvm
-        kept = _KEPT.get((id(jvm), name))
-        if kept is not None and kept[0] is jvm:  # the view itself is held: its id is not reused
-            return kept[1]
-        found: Callable[..., Any] = original(name, sc)
-        _KEPT[(id(jvm), name)] = (jvm, found)
+        key = (sc._jvm, name)
+        found = _KEPT.get(key)
+        if found is None:
+            found = _KEPT[key] = original(name, sc)
         return found
 
     looked_up.jetspark_kept = True  # type: ignore[attr-defined]
