@@ -18,7 +18,9 @@ on ``id`` over ``local_parallelism x members`` partitions (bounds 1 and rows + 1
 and adds the epoch's marker row (docs/SPEC.md, section 5).
 
 Hand-written: ``spark.read.jdbc`` with the same column, bounds and number of partitions, the
-same ``groupBy().agg()``, ``df.write.jdbc(mode="overwrite")``, in the same warm session.
+same ``groupBy().agg()``, ``df.write.jdbc(mode="overwrite")``, in the same warm session, at
+Spark's default fetch size as a user writes it (``--hand-fetch-size N`` gives it the one
+``source.jdbc`` uses by default, 10000, to show what of the ratio that default makes).
 
 One warm-up run of each, then ``--runs`` runs alternating (jetspark, hand-written, ...):
 each printed, then the medians and the ratio hand-written / jetspark (>= 0.9 is the aim of
@@ -49,6 +51,7 @@ from sqlalchemy.engine import make_url
 
 from bench.processes import exit_on_sigterm
 from bench.submit_latency import fresh_database, services
+from jetspark.dag.kinds import DEFAULT_FETCH_SIZE
 from jetspark.db.engine import normalize_url
 from jetspark.settings import JdbcSettings
 from jetspark.spark_session import build_spark_session
@@ -108,9 +111,15 @@ def job_body(rows: int, members: int, local_parallelism: int) -> dict[str, Any]:
 
 
 def hand_written(
-    spark: SparkSession, url: str, properties: dict[str, str], rows: int, partitions: int
+    spark: SparkSession,
+    url: str,
+    properties: dict[str, str],
+    rows: int,
+    partitions: int,
+    fetch_size: int | None = None,
 ) -> None:
     """The same work as the DAG, as a Spark user writes it."""
+    fetch = {} if fetch_size is None else {"fetchsize": str(fetch_size)}
     sales = spark.read.jdbc(
         url,
         SOURCE,
@@ -118,7 +127,7 @@ def hand_written(
         lowerBound=1,
         upperBound=rows + 1,
         numPartitions=partitions,
-        properties=properties,
+        properties={**properties, **fetch},
     )
     totals = sales.groupBy(F.col("k").alias("key")).agg(
         F.sum("amount").alias("total"), F.count(F.lit(1)).alias("n")
@@ -138,6 +147,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs of each, alternating")
     parser.add_argument("--local-parallelism", type=int, default=2)
     parser.add_argument("--members", type=int, default=1)
+    parser.add_argument(
+        "--hand-fetch-size", type=int, default=None, help="hand-written's JDBC fetchsize"
+    )
     args = parser.parse_args()
     exit_on_sigterm()
     if not any(Path(jar).is_file() for jar in JdbcSettings().driver_jars):
@@ -212,7 +224,7 @@ def compare(
             work: dict[str, Callable[[], Any]] = {
                 "jetspark": through_server,
                 "hand-written": lambda: hand_written(
-                    spark, jdbc_url, properties, args.rows, partitions
+                    spark, jdbc_url, properties, args.rows, partitions, args.hand_fetch_size
                 ),
             }
             seconds: dict[str, list[float]] = {name: [] for name in work}
@@ -237,7 +249,8 @@ def compare(
     print(
         f"\n{args.rows:,} rows, {args.keys} keys, {partitions} read partitions "
         f"(local_parallelism {args.local_parallelism} x members {args.members}), "
-        f"{args.runs} runs each, alternating"
+        f"{args.runs} runs each, alternating; fetch size: jetspark {DEFAULT_FETCH_SIZE} "
+        f"(its default), hand-written {args.hand_fetch_size or 'Spark default'}"
     )
     print(f"  jetspark      median {dag:7.2f} s  {args.rows / dag / 1e6:5.2f} M rows/s")
     print(f"  hand-written  median {hand:7.2f} s  {args.rows / hand / 1e6:5.2f} M rows/s")

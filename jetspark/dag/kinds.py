@@ -180,13 +180,21 @@ def _distinct_names(names: list[str] | None, what: str) -> list[str] | None:
     return names
 
 
+DEFAULT_FETCH_SIZE = 10_000
+MAX_FETCH_SIZE = 1_000_000
+"""Rows a JDBC read fetches per round trip: by default as many as keep a 5M-row
+PostgreSQL read fastest here (``bench.jdbc``), at most a bounded buffer."""
+
+
 class JdbcSource(Params):
     """A table of an operator-named connection (``JETSPARK_JDBC_CONNECTIONS``), read through
     Spark's JDBC source. ``where`` is a checked expression, as ``filter``'s, pushed down to
     the database where Spark can; ``partition_column`` with both bounds splits the read over
     the vertex's processors (rows outside the bounds are read too, by the first and last).
     ``incremental_column`` makes it a stream: each epoch reads the rows whose value of that
-    (monotonic) column is past the last one read, its position kept in the snapshots."""
+    (monotonic) column is past the last one read, its position kept in the snapshots.
+    ``fetch_size`` rows are fetched per round trip, so a read holds that many at a time
+    (Spark's own default, 0, lets PostgreSQL's driver hold a whole partition's rows)."""
 
     connection: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
     table: TableName
@@ -196,6 +204,7 @@ class JdbcSource(Params):
     lower_bound: int | None = None
     upper_bound: int | None = None
     incremental_column: Name | None = None
+    fetch_size: Annotated[int, Field(ge=1, le=MAX_FETCH_SIZE)] = DEFAULT_FETCH_SIZE
 
     @field_validator("columns")
     @classmethod

@@ -127,6 +127,28 @@ def test_a_read_is_split_over_the_processors_and_the_where_is_pushed_down(
     assert all(size > 0 for size in sizes), sizes
 
 
+@pytest.mark.parametrize("fetch_size", [None, 1, 10_000])
+def test_a_read_fetches_the_rows_per_round_trip_it_is_given(
+    db: Db, connections: JdbcConnections, spark: SparkSession, fetch_size: int | None
+) -> None:
+    """Spark's JDBC relation carries the fetch size (0, the driver's default, when none is
+    given), and the rows read are the table's whatever it is."""
+    sales(db)
+    frame = read_table(
+        spark,
+        target(db, connections, "sales"),
+        columns=["id"],
+        where=None,
+        partition=("id", 1, ROWS + 1),
+        partitions=2,
+        fetch_size=fetch_size,
+    )
+    leaves = frame._jdf.queryExecution().optimizedPlan().collectLeaves()
+    relation = leaves.apply(0).relation()
+    assert int(relation.jdbcOptions().fetchSize()) == (fetch_size or 0)
+    assert sorted(r.id for r in frame.collect()) == list(range(1, ROWS + 1))
+
+
 @pytest.mark.parametrize(
     ("partition", "asked"),
     [(None, 4), (("id", 1, ROWS + 1), 4), (("id", 1, 3), 4), (("id", 10, 11), 3),

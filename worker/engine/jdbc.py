@@ -126,13 +126,17 @@ def read_table(
     where: Column | None,
     partition: tuple[str, int, int] | None,
     partitions: int,
+    fetch_size: int | None = None,
 ) -> DataFrame:
     """The table through Spark's JDBC source: ``partitions`` parallel reads split on
     ``partition`` (column, lower, upper) when given, else one; only ``columns`` (all when
-    None); ``where`` pushed down where Spark can. An unknown table, a column it does not have
+    None); ``where`` pushed down where Spark can; ``fetch_size`` rows per round trip (None:
+    the driver's default). An unknown table, a column it does not have
     or a type Spark cannot map fails here, before anything runs."""
     reader = spark.read.format("jdbc").options(**target.options())
     reader = reader.option("dbtable", quoted(spark, target.connection.url, target.table))
+    if fetch_size is not None:
+        reader = reader.option("fetchsize", str(fetch_size))
     if partition is not None:
         column, lower, upper = partition
         reader = (

@@ -191,6 +191,7 @@ class JdbcSourceOp(SourceOp):
             where=where,
             partition=partition,
             partitions=n,
+            fetch_size=params.fetch_size,
         )
         if read_ranges(partition, n) == n:
             # Processor i reads range i, where Spark put it. Not ``coalesce(n)``: even a
