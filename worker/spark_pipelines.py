@@ -17,9 +17,6 @@ finished query, each object read whole as JSON by Spark's own status-store seria
 
 from __future__ import annotations
 
-import functools
-import gzip
-import json
 import re
 import time
 from collections.abc import Iterable
@@ -28,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from worker.engine import spark_status
+from worker.engine.spark_status import SETTLE_S, Stores
 from worker.engine.work_names import described_vertex, observed_vertex
 
 if TYPE_CHECKING:
@@ -44,9 +43,6 @@ _CUTS = ("Exchange", "BroadcastExchange", "InMemoryTableScan")
 """Nodes whose input was computed in another stage (or, cached, another query)."""
 COUNTED_KEPT = 10_000
 """Stage ids remembered as read (a long stream runs stages without end)."""
-SETTLE_S = 2.0
-"""How long a job's final metrics wait for Spark's status store to record its last queries,
-and a finished query's read waits for its stages to be recorded as ended."""
 _RUNNING = ("ACTIVE", "PENDING")
 """Stage statuses that are not an end (a stage that never ran ends SKIPPED)."""
 LOOKBACK = 64
@@ -197,37 +193,6 @@ def _assign_stages(pieces: list[_Pipeline], ran: list[int]) -> None:
         bare[-1].stages.add(free[-1])
 
 
-def _json(raw: Any) -> Any:
-    data = bytes(raw)
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-
-
-@dataclass(frozen=True)
-class _Stores:
-    """Spark's status stores and its status-store serializer, as py4j handles."""
-
-    sql: Any
-    app: Any
-    serializer: Any
-
-
-@functools.lru_cache(maxsize=4)
-def _stores(spark: SparkSession) -> _Stores:
-    """Asked of the JVM once per session (each JVM name resolved costs round trips)."""
-    jvm: Any = spark.sparkContext._jvm
-    return _Stores(
-        sql=spark._jsparkSession.sharedState().statusStore(),
-        app=spark.sparkContext._jsc.sc().statusStore(),
-        serializer=jvm.org.apache.spark.status.KVUtils.KVStoreScalaSerializer(),
-    )
-
-
-def _newest_id(stores: _Stores, count: int | None = None) -> int:
-    """The newest query id in Spark's store (-1: none yet); ``count``: its size, if known."""
-    count = int(stores.sql.executionsCount()) if count is None else count
-    return -1 if count == 0 else int(stores.sql.executionsList(count - 1, 1).apply(0).executionId())
-
-
 class SparkPipelines:
     """Reads the finished queries of one job (those carrying ``job_description``)."""
 
@@ -245,7 +210,7 @@ class SparkPipelines:
 
     def _newest_now(self) -> int:
         try:
-            return _newest_id(_stores(self.spark))
+            return spark_status.stores(self.spark).newest_id()
         except Exception as error:  # then the first poll looks back further
             log.debug("spark queries not listed", error=str(error)[:300])
             return -1
@@ -271,7 +236,7 @@ class SparkPipelines:
         return runs
 
     def _poll(self) -> list[PipelineRun]:
-        stores = _stores(self.spark)
+        stores = spark_status.stores(self.spark)
         self._list_new(stores)
         runs: list[PipelineRun] = []
         for execution_id, vertex in sorted(self.waiting.items()):
@@ -290,11 +255,11 @@ class SparkPipelines:
                 runs.extend(read)
         return runs
 
-    def _list_new(self, stores: _Stores) -> None:
+    def _list_new(self, stores: Stores) -> None:
         """Note this job's queries among those Spark started since the last poll (their ids
         and descriptions only: a query listed whole carries its plan's text, tens of ms)."""
         count = int(stores.sql.executionsCount())
-        newest = _newest_id(stores, count)
+        newest = stores.newest_id(count)
         fresh = min(LOOKBACK, max(0, newest - self.newest))
         if fresh:
             listed = stores.sql.executionsList(max(0, count - fresh), fresh)
@@ -310,7 +275,7 @@ class SparkPipelines:
         self.newest = max(self.newest, newest)
 
     def _read(
-        self, stores: _Stores, execution_id: int, execution: Any, vertex: str | None
+        self, stores: Stores, execution_id: int, execution: Any, vertex: str | None
     ) -> list[PipelineRun] | None:
         """One finished query's pipelines, each run once per stage (a stage counted by an
         earlier query, as a nested one's can be, is not counted again). None while a stage
@@ -327,15 +292,15 @@ class SparkPipelines:
                 if patient:
                     return None
                 continue
-            data = _json(stores.serializer.serialize(attempt))
+            data = stores.read(attempt)
             if data.get("status") in _RUNNING and patient:
                 return None
             if data.get("status") == "COMPLETE":
                 stages[stage] = data
         if not stages:
             return []
-        graph = _json(stores.serializer.serialize(stores.sql.planGraph(execution_id)))
-        values = _json(stores.serializer.serialize(stores.sql.executionMetrics(execution_id)))
+        graph = stores.read(stores.sql.planGraph(execution_id))
+        values = stores.read(stores.sql.executionMetrics(execution_id))
         metric_values = {str(k): str(v) for k, v in values.items()}
         pieces = pipelines(graph, metric_values, sorted(stages), vertex)
         query_end = max(int(d.get("completionTime") or 0) for d in stages.values())

@@ -379,8 +379,9 @@ class ProcessorKind:
     resources: Resources = Resources()
     placement_blind: bool = False
     """As a receiver, what it makes of its rows does not depend on which of its processors
-    gets which row (a table written in one transaction per epoch): a sender whose rows would
-    only be moved to their processors' partitions for it leaves them where they are."""
+    gets which row (a table written in one transaction per epoch, a directory of files read
+    as a whole, a count logged): a sender whose rows would only be moved to their
+    processors' partitions for it leaves them where they are."""
     state_keys: Mapping[str, int] = field(default_factory=dict)
     """Params naming its state's keys, and the inbound ordinal each is over (snapshots)."""
 
@@ -548,7 +549,14 @@ _KINDS = (
     ),
     ProcessorKind("sort", SortParams, "transform", (1, 1), ("by",)),
     ProcessorKind("sink.results", NoParams, "sink", (1, None)),
-    ProcessorKind("sink.files", FilesSink, "sink", (1, None), resources=Resources(paths=("path",))),
+    ProcessorKind(
+        "sink.files",
+        FilesSink,
+        "sink",
+        (1, None),
+        resources=Resources(paths=("path",)),
+        placement_blind=True,
+    ),
     ProcessorKind(
         "sink.redis_map",
         RedisMapSink,
@@ -573,7 +581,7 @@ _KINDS = (
         placement_blind=True,
     ),
     ProcessorKind("sink.kafka", KafkaSink, "sink", (1, None), ("key",)),
-    ProcessorKind("sink.logger", NoParams, "sink", (1, None)),
+    ProcessorKind("sink.logger", NoParams, "sink", (1, None), placement_blind=True),
     ProcessorKind(
         "python",
         PythonParams,

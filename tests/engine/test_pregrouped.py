@@ -8,13 +8,14 @@ import random
 import threading
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
 from jetspark.dag.partitioning import partition_id
 from jetspark.dag.plan import ExecutionPlan, build_plan
@@ -255,3 +256,40 @@ def test_pregrouped_only_when_every_key_has_one_row(change: str) -> None:
         edges[1]["key"] = "upper(key)"
     plan = build_plan(validate_job(JobSpec.model_validate(body)))
     assert pregrouped_edges(plan) == set()
+
+
+def test_rows_for_a_placement_blind_sink_stay_where_they_are(
+    spark: SparkSession, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sink.files`` writes a directory read as a whole: the combine's rows are not moved
+    to their processors' partitions for it (an exchange and a Spark job less), and the rows
+    written are the same."""
+    items = words(2_000)
+    expected = Counter(item["g"] for item in items)
+
+    def written(blind: bool) -> tuple[dict[str, int], int]:
+        kind = replace(PROCESSORS["sink.files"], placement_blind=blind)
+        monkeypatch.setitem(PROCESSORS, "sink.files", kind)
+        body = two_stage(items, {"count": "count(*)"})
+        out = tmp_path / f"blind-{blind}"
+        sink = {"name": "sink", "processor": "sink.files",
+                "params": {"path": str(out), "format": "parquet"}}  # fmt: skip
+        body["dag"]["vertices"] = [*body["dag"]["vertices"][:3], sink]
+        plan = build_plan(validate_job(JobSpec.model_validate(body)), all_to_one_seed=7)
+        control = JobControl(job_group=f"test-{uuid.uuid4()}", cancelled=threading.Event())
+        context = spark.sparkContext
+        context.setJobGroup(control.job_group, "placement-blind test")
+        execution = Execution(spark, plan, control)
+        try:
+            run_vertices(execution)
+        finally:
+            execution.release()
+            context.setJobGroup("", "")
+        jobs = len(context.statusTracker().getJobIdsForGroup(control.job_group))
+        rows = spark.read.parquet(str(out)).collect()
+        return {row["key"]: row["count"] for row in rows}, jobs
+
+    blind_rows, blind_jobs = written(True)
+    placed_rows, placed_jobs = written(False)
+    assert blind_rows == placed_rows == dict(expected)
+    assert blind_jobs == placed_jobs - 1

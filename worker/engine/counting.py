@@ -12,9 +12,12 @@ so there is one per vertex, not one per frame, and none on the items an aggregat
   after Spark's partial aggregation) instead of every item on its way in, and, in the same
   observation, its groups: what it emits;
 - otherwise (a fork, which is persisted anyway, or a dead end) the output is observed;
+- a batch vertex whose items Spark counts anyway (``Op.rows_counted_by``: a ``flat_map``'s
+  ``Generate``) is not observed: its count is that node's own metric (``node_rows``), read
+  once the query that ran it has ended;
 - a vertex that knows what it emits per item received (``Op.emitted_per_item``: a
-  ``flat_map``'s array size) is counted on its input instead, over fewer rows, in the same
-  observation as its sender when that sender is counted where its edge is read;
+  ``flat_map``'s array size in an epoch) is counted on its input instead, over fewer rows,
+  in the same observation as its sender when that sender is counted where its edge is read;
 - a vertex that emits one item per item received (``Op.preserves_count``: ``map``,
   ``sort``, a ``combine`` over ``pregrouped`` partials) and has no exchange before it
   emits what it received: not observed.
@@ -35,10 +38,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from worker.engine.contract import VertexCounts
+from worker.engine.node_rows import NodeRows, QueryNodes
 from worker.engine.observed import ObservedAggregates
 
 ITEMS = "__jetspark_items"
@@ -53,7 +57,9 @@ class _Count:
     name: str = "n"
 
 
-def _finished(count: _Count | None) -> int:
+def _finished(count: _Count | NodeRows | None) -> int:
+    if isinstance(count, NodeRows):
+        return count.value() or 0
     observed = count.observation.observed() if count is not None else None
     return (observed[count.name] or 0) if count is not None and observed is not None else 0
 
@@ -98,7 +104,9 @@ class VertexCounters:
 
     def __init__(self) -> None:
         self._inbound: dict[str, list[_Inbound]] = defaultdict(list)
-        self._emitted: dict[str, _Count] = {}
+        self._emitted: dict[str, _Count | NodeRows] = {}
+        self._queries: QueryNodes | None = None
+        """Spark's queries since the first count read from a plan node was asked for."""
         self._at_receiver: set[str] = set()
         self._own_input: dict[str, str] = {}
         """Receiver -> the sender whose items it counts itself."""
@@ -115,16 +123,21 @@ class VertexCounters:
         *,
         at_receiver: bool = False,
         known: int | None = None,
+        rows: NodeRows | None = None,
         as_received: bool = False,
     ) -> DataFrame:
         """Count what ``vertex`` emits, or (``at_receiver``: its one edge takes all of it)
         leave the count to where that edge is read; ``known``: the count, known already;
-        ``as_received``: one item per item received, so what it received. A vertex counted
-        on its input (``received``'s ``emits``, ``own_input_counter``) is left as it is."""
+        ``rows``: the count Spark keeps of the node that makes its items; ``as_received``:
+        one item per item received, so what it received. A vertex counted on its input
+        (``received``'s ``emits``, ``own_input_counter``) is left as it is."""
         if vertex in self._emitted:
             return frame
         if known is not None:
             self._known[vertex] = known
+            return frame
+        if rows is not None:
+            self._emitted[vertex] = rows
             return frame
         if as_received:
             self._as_received.add(vertex)
@@ -198,9 +211,19 @@ class VertexCounters:
             return None
         return sum(self._known[e.sender] * e.copies for e in inbound)
 
+    def node_rows(self, spark: SparkSession, frame: DataFrame, node: str, column: str) -> NodeRows:
+        """The count Spark keeps of the plan node ``node`` that makes ``frame``'s ``column``
+        (to pass to ``emitted``)."""
+        if self._queries is None:  # before the node's frame can have run: it exists now
+            self._queries = QueryNodes(spark)
+        return NodeRows(self._queries, node, frame, column)
+
     def settle(self) -> None:
-        """The job's actions have run: known counts are reported from now on."""
+        """The job's actions have run: known counts are reported from now on, and the
+        counts read from plan nodes once Spark has recorded the queries that ran them."""
         self._settled = True
+        if self._queries is not None:
+            self._queries.settle()
 
     def _emitted_count(self, vertex: str) -> int:
         if vertex in self._known:

@@ -97,8 +97,10 @@ class Execution:
             self.epoch.coalesce(name)
         # An epoch run's aggregate carries state instead of grouping once: count it as usual.
         counts_own_input = op.counts_own_input and len(inbound) == 1 and self.epoch is None
+        # An epoch reads its counts at its barrier, without waiting for Spark's listeners.
+        counted = self.epoch is None and op.rows_counted_by(vertex.params, None) is not None
         emits = None
-        if len(inbound) == 1 and not op.places_own_input:
+        if len(inbound) == 1 and not op.places_own_input and not counted:
             emits = partial(op.emitted_per_item, vertex.params)
         inputs = self.consume_by_priority(
             name, inbound, op.places_own_input, counts_own_input, emits
@@ -144,11 +146,16 @@ class Execution:
         # One item per item received is what it received, unless an exchange precedes it: its
         # observation then keeps Spark from moving a later filter, with its expressions,
         # before that exchange (its work stays where Jet runs it and its load is measured).
+        counted_by = op.rows_counted_by(vertex.params, output) if self.epoch is None else None
+        rows = None
+        if counted_by is not None:
+            rows = self.counters.node_rows(self.spark, output, *counted_by)
         output = self.counters.emitted(
             name,
             without_slot(output),
             at_receiver=alone,
             known=self.known_count(op, context),
+            rows=rows,
             as_received=op.preserves_count(context)
             and all(e.exchange is Exchange.fused or e.pregrouped for e in inbound),
         )

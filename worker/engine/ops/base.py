@@ -134,6 +134,15 @@ class Op:
         it (none to observe then); None otherwise."""
         return None
 
+    def rows_counted_by(
+        self, params: BaseModel, output: DataFrame | None
+    ) -> tuple[str, str] | None:
+        """The plan node that makes this op's items, and the output column it makes, when
+        Spark counts that node's rows anyway (``node_rows``): a batch run reads that count
+        instead of observing the items (``counting``). ``output``: the op's output, None
+        before it is built (an op that needs it to tell answers None then)."""
+        return None
+
     def emitted_per_item(self, params: BaseModel, received: DataFrame) -> Column | None:
         """How many items it emits for each item of ``received`` (its one inbound frame), as
         a column over that frame, when that is known without running it; None otherwise.

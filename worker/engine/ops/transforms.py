@@ -37,9 +37,15 @@ class FlatMapOp(Op):
         params = params_of(ctx, p.FlatMapParams)
         return ctx.only_input.withColumn(params.as_, F.explode(user_column(params.explode)))
 
+    def rows_counted_by(
+        self, params: BaseModel, output: DataFrame | None
+    ) -> tuple[str, str] | None:
+        """``explode`` is Spark's ``Generate``, which counts the items it makes."""
+        return ("Generate", params.as_) if isinstance(params, p.FlatMapParams) else None
+
     def emitted_per_item(self, params: BaseModel, received: DataFrame) -> Column | None:
-        """The size of each item's array or map (``explode`` emits one item per element,
-        none for an empty or null one), when its expression is deterministic: evaluated
+        """In an epoch, the size of each item's array or map (``explode`` emits one item per
+        element, none for an empty or null one), when its expression is deterministic: evaluated
         twice, it must give the same size both times."""
         if not isinstance(params, p.FlatMapParams):
             return None
