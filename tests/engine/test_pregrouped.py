@@ -56,6 +56,15 @@ def run(
     control = JobControl(
         job_group=f"test-{job.id}", cancelled=threading.Event(), results_cap=results_cap
     )
+    execution, jobs = executed(spark, plan, control)
+    combine = execution.frames["combine"].drop(TARGET_PROCESSOR).schema
+    return Run(execution.sink_results["sink"], execution.counters.counts(), combine, jobs)
+
+
+def executed(
+    spark: SparkSession, plan: ExecutionPlan, control: JobControl
+) -> tuple[Execution, int]:
+    """``plan`` run in ``control``'s Spark job group, and how many Spark jobs it ran."""
     context = spark.sparkContext
     context.setJobGroup(control.job_group, "pregrouped test")
     execution = Execution(spark, plan, control)
@@ -64,9 +73,7 @@ def run(
     finally:
         execution.release()
         context.setJobGroup("", "")
-    combine = execution.frames["combine"].drop(TARGET_PROCESSOR).schema
-    jobs = len(context.statusTracker().getJobIdsForGroup(control.job_group))
-    return Run(execution.sink_results["sink"], execution.counters.counts(), combine, jobs)
+    return execution, len(context.statusTracker().getJobIdsForGroup(control.job_group))
 
 
 def two_stage(
@@ -277,15 +284,7 @@ def test_rows_for_a_placement_blind_sink_stay_where_they_are(
         body["dag"]["vertices"] = [*body["dag"]["vertices"][:3], sink]
         plan = build_plan(validate_job(JobSpec.model_validate(body)), all_to_one_seed=7)
         control = JobControl(job_group=f"test-{uuid.uuid4()}", cancelled=threading.Event())
-        context = spark.sparkContext
-        context.setJobGroup(control.job_group, "placement-blind test")
-        execution = Execution(spark, plan, control)
-        try:
-            run_vertices(execution)
-        finally:
-            execution.release()
-            context.setJobGroup("", "")
-        jobs = len(context.statusTracker().getJobIdsForGroup(control.job_group))
+        _, jobs = executed(spark, plan, control)
         rows = spark.read.parquet(str(out)).collect()
         return {row["key"]: row["count"] for row in rows}, jobs
 
