@@ -50,9 +50,10 @@ def test_a_streaming_join_survives_two_lost_workers_exactly_once(
     assert joined_rows(results(sessions, job_id)) == reference("left")
 
 
-APPENDED_PROBES = 1000
-"""Probe items at 100/s: 10 s of them, so some come after the build item the test appends
-once the first results are in, however long a cold session's first epoch takes."""
+APPENDED_PROBES = 3000
+"""Probe items at 100/s: 30 s of them, so some come after the build item the test appends
+once the first results are in, however long a cold session's first epoch takes (13 s in a
+loaded CI run, when 10 s of them all came in the second epoch and none met that item)."""
 
 
 def appended_join(stream: str) -> dict[str, Any]:
