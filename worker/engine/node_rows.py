@@ -19,6 +19,7 @@ first run of its frame.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,7 @@ class QueryNodes:
         self.running: dict[int, list[Node]] = {}
         """Queries not finished when last looked at: their nodes, without counts yet."""
         self.counted: list[NodeRows] = []
+        self._lock = threading.Lock()
 
     def settle(self, timeout_s: float = spark_status.SETTLE_S) -> None:
         """Wait (at most ``timeout_s``) until every query that ran a counted node has
@@ -69,29 +71,35 @@ class QueryNodes:
             time.sleep(0.005)
 
     def nodes(self) -> tuple[list[list[Node]], list[list[Node]]]:
-        """The finished queries' counted nodes, oldest first, and the running ones'."""
-        stores = spark_status.stores(self.spark)
-        settled = True
-        for execution_id in range(self.after + 1, stores.newest_id() + 1):
-            if execution_id in self.finished:
-                continue
-            found = stores.sql.execution(execution_id)
-            if found.isDefined():
-                execution = found.get()
-                values = execution.metricValues()
-                if values is None or not execution.completionTime().isDefined():
-                    settled = False  # read again until it is finished
-                    if execution_id not in self.running:
-                        self.running[execution_id] = _nodes(stores, execution_id, None)
-                else:
-                    self.running.pop(execution_id, None)
-                    self.finished[execution_id] = _nodes(stores, execution_id, values)
-            if settled:  # no need to look at it again (read, or evicted from the store)
-                self.after = execution_id
-        return (
-            [self.finished[e] for e in sorted(self.finished)],
-            [self.running[e] for e in sorted(self.running)],
-        )
+        """The finished queries' counted nodes, oldest first, and the running ones'. The
+        job's thread and its live metrics' thread both ask: one at a time."""
+        with self._lock:
+            stores = spark_status.stores(self.spark)
+            settled = True
+            for execution_id in range(self.after + 1, stores.newest_id() + 1):
+                if execution_id not in self.finished:
+                    settled &= self._look(stores, execution_id)
+                if settled:  # no need to look at it again (read, or evicted from the store)
+                    self.after = execution_id
+            return (
+                [self.finished[e] for e in sorted(self.finished)],
+                [self.running[e] for e in sorted(self.running)],
+            )
+
+    def _look(self, stores: spark_status.Stores, execution_id: int) -> bool:
+        """Read the query if it has finished; False while it is still running."""
+        found = stores.sql.execution(execution_id)
+        if not found.isDefined():
+            return True  # evicted from Spark's store: nothing to read
+        execution = found.get()
+        values = execution.metricValues()
+        if values is None or not execution.completionTime().isDefined():
+            if execution_id not in self.running:
+                self.running[execution_id] = _nodes(stores, execution_id, None)
+            return False
+        self.running.pop(execution_id, None)
+        self.finished[execution_id] = _nodes(stores, execution_id, values)
+        return True
 
 
 def _nodes(stores: spark_status.Stores, execution_id: int, values: Any) -> list[Node]:
