@@ -41,8 +41,9 @@ class Stores:
 
     def settle(self, timeout_s: float = SETTLE_S) -> bool:
         """Wait until Spark's listeners have handled every event posted so far (a query's
-        end and its metrics are recorded on their thread, after the action returned); False
-        when they were still busy after ``timeout_s``."""
+        end is recorded on their thread, after the action returned; its metrics are then
+        aggregated on the store's own thread: ``node_rows``); False when they were still busy
+        after ``timeout_s``."""
         try:
             self.listener_bus.waitUntilEmpty(int(timeout_s * 1000))
         except Exception:  # py4j's TimeoutException: read what is recorded
