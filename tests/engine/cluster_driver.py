@@ -33,9 +33,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+UI_TIMEOUT_S = 90
+"""The driver's REST API answers its first request once it has loaded its classes: 10 s
+were too few on a loaded two-core CI machine running this cluster's four JVMs."""
+
+
 def tasks(ui: str) -> list[dict[str, Any]]:
     """(stage, partition, executor) of every finished task, from the driver's REST API."""
-    with httpx.Client(base_url=f"{ui}/api/v1", timeout=10) as client:
+    with httpx.Client(base_url=f"{ui}/api/v1", timeout=UI_TIMEOUT_S) as client:
         (app,) = client.get("/applications").json()
         stages = client.get(f"/applications/{app['id']}/stages").json()
         found = []
@@ -79,7 +84,7 @@ def main(master: str) -> None:
         executors = {
             e["id"] for e in httpx.get(
                 f"http://127.0.0.1:{port}/api/v1/applications/"
-                f"{spark.sparkContext.applicationId}/executors", timeout=10,
+                f"{spark.sparkContext.applicationId}/executors", timeout=UI_TIMEOUT_S,
             ).json() if e["id"] != "driver"
         }  # fmt: skip
         print(
