@@ -67,8 +67,14 @@ class QueryNodes:
         stores = spark_status.stores(self.spark)
         deadline = time.monotonic() + timeout_s
         stores.settle(timeout_s)
-        while time.monotonic() < deadline and any(c.pending() for c in self.counted):
+        while time.monotonic() < deadline and self._pending():
             time.sleep(0.005)
+
+    def _pending(self) -> bool:
+        """Whether a counted node is in a query still running and in none finished (Spark's
+        queries read once for all of them)."""
+        finished, running = self.nodes()
+        return any(c.count_in(finished) is None and c.runs_in(running) for c in self.counted)
 
     def nodes(self) -> tuple[list[list[Node]], list[list[Node]]]:
         """The finished queries' counted nodes, oldest first, and the running ones'. The
@@ -140,17 +146,16 @@ class NodeRows:
 
     def value(self) -> int | None:
         """The rows, once a query that ran the node has finished (None until then)."""
-        finished, _ = self.queries.nodes()
+        return self.count_in(self.queries.nodes()[0])
+
+    def count_in(self, finished: list[list[Node]]) -> int | None:
+        """The rows, from the first of ``finished`` (queries' nodes) that ran the node."""
         for nodes in finished:
             for name, desc, rows in nodes:
                 if rows is not None and self._is_it(name, desc):
                     return rows
         return None
 
-    def pending(self) -> bool:
-        """Whether a query that runs the node has not finished yet, none that has counted
-        it."""
-        if self.value() is not None:
-            return False
-        _, running = self.queries.nodes()
+    def runs_in(self, running: list[list[Node]]) -> bool:
+        """Whether one of ``running`` (queries' nodes) runs the node."""
         return any(self._is_it(name, desc) for nodes in running for name, desc, _ in nodes)
