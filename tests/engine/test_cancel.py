@@ -73,10 +73,10 @@ def test_a_cancelled_endless_sequence_leaves_no_task_running(spark: SparkSession
     poll(lambda: cpu_seconds(jvm) - started > 1.0, deadline_s=60, what="the task using CPU")
     control.cancelled.set()
     spark.sparkContext.cancelJobGroup(control.job_group)
-    thread.join(timeout=10)
+    thread.join(timeout=30)
     assert not thread.is_alive() and ended, "run_job did not end after the cancel"
     idle = 0.0
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a loaded machine's kill takes a while to land
     while (idle := busy_cores(jvm, over_s=1.0)) > 0.3 and time.monotonic() < deadline:
         pass  # each round measures one second of CPU
     assert idle <= 0.3, f"{idle:.1f} cores still busy after the cancel: a task ignored its kill"

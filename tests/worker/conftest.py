@@ -134,7 +134,7 @@ def status_of(sessions: sessionmaker[Session], job_id: uuid.UUID) -> str:
 
 
 def drive_until(
-    workers: list[Worker], done: Callable[[], bool], *, deadline_s: float = 60, what: str = ""
+    workers: list[Worker], done: Callable[[], bool], *, deadline_s: float = 120, what: str = ""
 ) -> None:
     """Step the workers until ``done()``; fail after the deadline."""
     deadline = time.monotonic() + deadline_s

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.spark
 LULL_MS, EPOCH_MS, SIZE_MS = 500, 1000, 500
 # What one epoch's Spark job may take on a loaded 2-core machine beyond its interval: the bound
 # is "the lull, then at most two epochs", and an epoch ends when its Spark job does (4.6 s in
-# all was seen with a 2 s slack in a full CI run; a window that never closes fails at 60 s).
-SPARK_JOB_SLACK_MS = 5000
+# all was seen with a 2 s slack in a full CI run; a window that never closes fails at 60 s, and
+# one that waited for the next item would wait for ever: there is none).
+SPARK_JOB_SLACK_MS = 20_000
 
 
 def quiet_stream(stream: str) -> dict[str, Any]:
