@@ -16,7 +16,7 @@ from tests.worker.conftest import LONG_JOB
 
 
 def _slow_task(_: object) -> int:
-    time.sleep(0.25)  # the work of a batch task that is slow
+    time.sleep(1.0)  # the work of a batch task that is slow
     return 1
 
 
@@ -48,7 +48,7 @@ def test_a_streams_task_runs_before_the_batch_tasks_queued_ahead_of_it(
 
     def batch() -> None:
         context.setLocalProperty("spark.scheduler.pool", spark_pools.BATCH)
-        context.parallelize(range(24), 24).map(_slow_task).sum()  # 24 x 0.25 s on 2 cores
+        context.parallelize(range(24), 24).map(_slow_task).sum()  # 24 x 1 s on 2 cores
         batch_done.set()
 
     runner = threading.Thread(target=batch)
@@ -63,7 +63,7 @@ def test_a_streams_task_runs_before_the_batch_tasks_queued_ahead_of_it(
             assert context.parallelize([1], 1).map(lambda x: x + 1).collect() == [2]
         finally:
             context.setLocalProperty("spark.scheduler.pool", None)  # type: ignore[arg-type]
-        # In one FIFO pool it would have waited for all 24 tasks (about 3 s).
+        # In one FIFO pool it would have waited for all 24 tasks (about 12 s).
         assert not batch_done.is_set(), "the stream's task waited for the batch job"
     finally:
         runner.join(120)
