@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from jetspark.db.engine import make_engine
 from jetspark.db.tables import WebhookDelivery
 from jetspark.jobs.orchestration import CHANNEL
+from jetspark.tenants.quotas import LEASE_S
 from tests.api.test_events import read_events, take
 from tests.databases import fresh_database
 from tests.live_server import ApiProcess, api_process, serving_processes
@@ -121,14 +122,18 @@ def test_a_change_through_one_process_reaches_the_other(
             assert queued.data["to_status"] == "QUEUED"
             answers: list[httpx.Response] = []
 
+            answered: list[float] = []
+            wait_s = 30  # answered at this timeout, the long-poll would show the change too
+
             def long_poll() -> None:
                 with client(second) as polling:
-                    url = f"/v1/jobs/{job_id}?wait_s=30"
+                    url = f"/v1/jobs/{job_id}?wait_s={wait_s}"
                     answers.append(polling.get(url, headers={"If-None-Match": etag}))
+                    answered.append(time.monotonic())
 
             waited = threading.Thread(target=long_poll)
             waited.start()
-            began = time.monotonic()
+            began = time.monotonic()  # before the change, and before the poll's timeout runs
             cancelled = a.post(f"/v1/jobs/{job_id}/cancel")
             assert cancelled.json()["status"] == "CANCELLED"
             new_etag = f'"{cancelled.json()["version"]}"'
@@ -141,7 +146,8 @@ def test_a_change_through_one_process_reaches_the_other(
             waited.join(timeout=40)
             (woken,) = answers
             assert woken.status_code == 200 and woken.json()["status"] == "CANCELLED"
-            assert time.monotonic() - began < 10, "the long-poll was not woken by the change"
+            took = answered[0] - began
+            assert took < wait_s / 2, f"the long-poll was not woken by the change ({took:.1f} s)"
             # The long-poll woke on the NOTIFY, which dropped the cached view first.
             plain = b.get(f"/v1/jobs/{job_id}")
             assert plain.json()["status"] == "CANCELLED" and plain.headers["etag"] == new_etag
@@ -194,6 +200,9 @@ def test_the_event_stream_quota_is_one_budget_across_processes(
     apis: tuple[ApiProcess, ApiProcess],
 ) -> None:
     first, second = apis
+    # Before on_a's slot is taken: its member scores at least its acquisition plus LEASE_S
+    # (renewals only push it on), so no lease lapse frees it before opened + LEASE_S.
+    opened = time.monotonic()
     with client(first, "streams") as a, client(second, "streams") as b, ExitStack() as held:
         on_a = held.enter_context(a.stream("GET", "/v1/events"))
         on_b = held.enter_context(b.stream("GET", "/v1/events"))
@@ -209,7 +218,12 @@ def test_the_event_stream_quota_is_one_budget_across_processes(
             with b.stream("GET", "/v1/events") as again:
                 return again.status_code == 200
 
-        poll(opens_on_b, what="the released slot taken through the other process", deadline_s=10)
+        # Seen before on_a's lease could lapse: freed by its release, not by its lease.
+        poll(
+            opens_on_b,
+            what="the released slot taken through the other process (before its lease lapsed)",
+            deadline_s=opened + LEASE_S - time.monotonic(),
+        )
 
 
 def test_the_rate_limit_is_one_budget_across_processes(

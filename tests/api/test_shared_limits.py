@@ -53,11 +53,12 @@ def test_a_live_process_keeps_its_streams_counted_past_the_lease(redis_url: str)
     keys = Keys(f"slots-{uuid.uuid4().hex[:8]}")
 
     async def scenario() -> None:
-        holder, other = slots(redis_url, keys, 1, 0.6), slots(redis_url, keys, 1, 0.6)
-        holder.start()  # renews every 0.2 s
+        # A lease of 3 s renewed every 1 s: a stall of the loop under 2 s lets no lease lapse.
+        holder, other = slots(redis_url, keys, 1, 3.0), slots(redis_url, keys, 1, 3.0)
+        holder.start()  # renews every 1 s
         held = await holder.acquire("p")
         assert held is not None
-        await asyncio.sleep(2.0)  # three leases long: only the renewals keep it
+        await asyncio.sleep(7.0)  # over two leases long: only repeated renewals keep it
         assert await other.acquire("p") is None
         holder.release(held)
         deadline = time.monotonic() + 5
@@ -72,17 +73,22 @@ def test_a_live_process_keeps_its_streams_counted_past_the_lease(redis_url: str)
 
 
 def test_the_shared_limit_is_the_token_bucket_it_replaced(redis_url: str) -> None:
-    """``burst`` at once, then one per interval, on Redis's clock."""
+    """``burst`` at once, then one per interval, on Redis's clock.
+
+    The interval is 2 s: the calls meant to fall within one interval have 2 s (the first
+    four) and 1.5 s (after the sleep) for their round trips, room for a loaded machine."""
     keys = Keys(f"rate-{uuid.uuid4().hex[:8]}")
 
     async def scenario() -> None:
         client = connect_async(redis_url, cluster=False, decode_responses=True)
-        limit = SharedRateLimit(client, keys, per_s=5.0, burst=3)
+        limit = SharedRateLimit(client, keys, per_s=0.5, burst=3)
         first = [(await limit.allow("p:x")).allowed for _ in range(4)]
         assert first == [True, True, True, False]
         refused = await limit.allow("p:x")
-        assert not refused.allowed and refused.retry_after_s == 1
-        await asyncio.sleep(0.25)  # one interval (0.2 s) and a margin: one more request
+        # The next token is at most one interval (2 s) away, in whole seconds: 2, or 1 when
+        # the calls above took a second or more.
+        assert not refused.allowed and refused.retry_after_s in (1, 2)
+        await asyncio.sleep(2.5)  # one interval (2 s) and a margin: one more request
         assert [(await limit.allow("p:x")).allowed for _ in range(2)] == [True, False]
         assert (await limit.allow("p:y")).allowed  # another caller, another bucket
 
@@ -93,7 +99,7 @@ def test_the_shared_limit_is_the_token_bucket_it_replaced(redis_url: str) -> Non
         asked, limit.script = limit.script, unreachable
         assert not (await limit.allow("p:x")).allowed
         limit.script = asked
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(2.5)
         assert (await limit.allow("p:x")).allowed
         await client.aclose()
 

@@ -35,9 +35,11 @@ from tests.worker.test_streaming import tumbling_reference, window_results, wind
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 DEFAULTS = WorkerSettings()
-NOTICED_WITHIN_S = 5.0
-"""A third of the default lease: a dead worker's jobs are requeued about a second after its
-death; the rest is room for a loaded machine."""
+NOTICED_WITHIN_S = 10.0
+"""Two thirds of the default lease (15 s, renewed every 1 s: it lapses 14 s after a death at
+the soonest), so never by the lease: a dead worker's jobs are requeued about a second after
+its death; the rest is room for a loaded machine."""
+assert DEFAULTS.lease_s - DEFAULTS.heartbeat_s > NOTICED_WITHIN_S  # never by the lease
 RECOVERY_DEADLINE_S = 180.0  # a restore and an epoch on two shared, loaded cores
 
 

@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -14,6 +15,7 @@ from pyspark.sql import SparkSession
 from jetspark.embedded.redis import EmbeddedRedis
 from jetspark.queue.keys import Keys
 from tests.cli.conftest import poll
+from worker.engine.streaming import state_store
 from worker.engine.streaming.state_store import (
     ReplicasMissing,
     StoreAddress,
@@ -75,10 +77,17 @@ def kill(server: EmbeddedRedis) -> None:
 
 
 def test_required_backups_are_waited_for_and_fail_the_snapshot_without_them(
-    spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path
+    spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     address = StoreAddress(primary.url, Keys("t"), uuid.uuid4(), 1, partition_count=271)
-    started = time.monotonic()
+    attempts: list[float] = []  # when each write to Redis began: after the Spark job
+    write = state_store._write
+
+    def timed(*args: Any, **kwargs: Any) -> dict[str, int]:
+        attempts.append(time.monotonic())
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(state_store, "_write", timed)
     with pytest.raises(
         ReplicasMissing, match=r"0 of backup_count=1 replicas of Redis .*\(0 replicas online\)"
     ):
@@ -90,7 +99,10 @@ def test_required_backups_are_waited_for_and_fail_the_snapshot_without_them(
             require_backups=True,
             replicas_wait_s=1.0,
         )
-    assert time.monotonic() - started < 15  # waited about replicas_wait_s, not the default
+    # Waited about replicas_wait_s (its attempts' WAIT of WAIT_TIMEOUT_MS: ~2 s), not the
+    # default's 30 s; measured from the first write, the Spark job before it left out.
+    waited = time.monotonic() - attempts[0]
+    assert waited < state_store.REPLICAS_WAIT_S / 2, f"waited {waited:.1f} s for replicas"
 
     replica = replica_of(primary, tmp_path / "replica")
     try:
@@ -109,7 +121,7 @@ def test_required_backups_are_waited_for_and_fail_the_snapshot_without_them(
 
 
 def test_a_lost_replica_costs_its_copies_not_the_snapshot_until_a_replica_is_back(
-    spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path
+    spark: SparkSession, primary: EmbeddedRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without ``require_backups``: as many copies as there are replicas, none waited for
     that is not there; once a replica is back, the full ``backup_count`` again."""
@@ -123,9 +135,13 @@ def test_a_lost_replica_costs_its_copies_not_the_snapshot_until_a_replica_is_bac
         assert stats.rows == 40
         return stats.backups, time.monotonic() - started
 
-    alone, took = written(1)  # a single Redis without replicas
+    with monkeypatch.context() as patched:
+        # A WAIT would now block a minute: well under that, none was sent (the Spark job of
+        # the write has the rest of the time, on a loaded machine).
+        patched.setattr(state_store, "WAIT_TIMEOUT_MS", 60_000)
+        alone, took = written(1)  # a single Redis without replicas
     assert alone == {name: 0}
-    assert took < 2, "waited for replicas that are not there"
+    assert took < 30, f"waited for replicas that are not there ({took:.1f} s)"
     first = replica_of(primary, tmp_path / "first")
     second = replica_of(primary, tmp_path / "second")
     try:
