@@ -33,6 +33,10 @@ from tests.kafka.test_kafka import produce, topic_job
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(1800)]
 
 BATCH = 300
+PER_EPOCH = 10
+"""Records an epoch reads (3 from each of the 3 partitions): the first batch takes over 30
+epochs, so the kill lands mid-stream even when several pass between the first snapshot with
+rows and the test seeing it (at 30, all 10 could pass while a loaded machine's poll lags)."""
 
 
 def written(db: Db) -> int:
@@ -56,7 +60,7 @@ def test_a_kafka_stream_survives_a_sigkilled_worker_exactly_once(
     produce(kafka, topic, range(BATCH))
     clusters = {"events": {"bootstrap": kafka, "topics": {"legacy": [topic]}}}
     settings = {
-        "JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH": "30",  # many epochs: the kill lands mid-stream
+        "JETSPARK_STREAM_MAX_ITEMS_PER_EPOCH": str(PER_EPOCH),
         "JETSPARK_KAFKA_CLUSTERS": json.dumps(clusters),
         "JETSPARK_JDBC_CONNECTIONS": db.connections_json(main=("legacy",)),
         PASSWORD_ENV: db.password,

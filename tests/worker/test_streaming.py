@@ -4,6 +4,7 @@ and a job another worker takes over goes on from the last committed snapshot."""
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -212,6 +213,18 @@ def assert_exact_windows(sessions: sessionmaker[Session], job_id: uuid.UUID, cou
     got = window_results(sessions, job_id)
     assert len(got) == len(dict(got)), "a window was emitted twice"
     assert dict(got) == tumbling_reference(count)
+
+
+def assert_exact_windows_so_far(sessions: sessionmaker[Session], job_id: uuid.UUID) -> int:
+    """An endless ``windowed_stream``'s windows, once it stopped: each emitted once, exact,
+    none missing up to the newest; the newest's start."""
+    got = window_results(sessions, job_id)
+    windows = Counter(window for window, _ in got)
+    assert not [w for w, n in windows.items() if n > 1], "a window was emitted twice"
+    newest = max(start for start, _ in windows)
+    reference = tumbling_reference((newest + 1000) // 7 + 1)
+    assert dict(got) == {w: v for w, v in reference.items() if w[0] <= newest}
+    return int(newest)
 
 
 def held_by_nobody(worker: Worker, job_id: uuid.UUID) -> bool:
