@@ -18,9 +18,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jetspark.db.tables import JobResult
-from jetspark.jobs import service
 from tests.worker.conftest import drive_until, status_of
-from tests.worker.test_streaming import committed_snapshot, held_by_nobody
+from tests.worker.test_streaming import committed_snapshot, let_go
 from worker.loop import Worker
 
 pytestmark = pytest.mark.spark
@@ -116,11 +115,7 @@ def test_results_flow_every_epoch_between_snapshots_and_survive_lost_workers(
         what="results after the last loss",
         deadline_s=180,
     )
-    with sessions() as session:
-        service.request_transition(session, job_id=job_id, action="cancel")
-    drive_until(
-        [worker], lambda: held_by_nobody(worker, job_id), what="the job let go", deadline_s=120
-    )
+    let_go(worker, sessions, job_id, "cancel")
     assert status_of(sessions, job_id) == "CANCELLED"
     seqs = result_seqs(sessions, job_id)
     emitted = max(seqs) + 1

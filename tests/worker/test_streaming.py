@@ -232,6 +232,15 @@ def held_by_nobody(worker: Worker, job_id: uuid.UUID) -> bool:
     return job_id not in worker.held
 
 
+def let_go(worker: Worker, sessions: sessionmaker[Session], job_id: uuid.UUID, action: str) -> None:
+    """Ask for ``action`` (cancel, suspend) and step ``worker`` until it let the job go."""
+    with sessions() as session:
+        service.request_transition(session, job_id=job_id, action=action)
+    drive_until(
+        [worker], lambda: held_by_nobody(worker, job_id), what="the job let go", deadline_s=120
+    )
+
+
 def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
     make_worker: Callable[..., Worker],
     submit: Callable[[dict[str, Any]], uuid.UUID],
@@ -249,11 +258,7 @@ def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
         what="snapshots",
         deadline_s=180,
     )
-    with sessions() as session:
-        service.request_transition(session, job_id=job_id, action="suspend")
-    drive_until(
-        [worker], lambda: held_by_nobody(worker, job_id), what="the job let go", deadline_s=120
-    )
+    let_go(worker, sessions, job_id, "suspend")
     assert status_of(sessions, job_id) == "SUSPENDED"
     with sessions() as session:
         service.request_transition(session, job_id=job_id, action="resume")
