@@ -77,14 +77,30 @@ def snapshotting_stream(
     return job_id, worker
 
 
-def cancel(worker: Worker, sessions: sessionmaker[Session], job_id: uuid.UUID) -> None:
-    let_go(worker, sessions, job_id, "cancel")
-    assert status_of(sessions, job_id) == "CANCELLED"
-
-
 def newest_window(sessions: sessionmaker[Session], job_id: uuid.UUID) -> int:
     """The start of the newest window the job emitted (-1 before one)."""
     return max((start for (start, _), _ in window_results(sessions, job_id)), default=-1)
+
+
+def went_on_then_cancelled(
+    worker: Worker,
+    sessions: sessionmaker[Session],
+    job_id: uuid.UUID,
+    *,
+    window: int,
+    snapshot: int | None = None,
+    since: str,
+    deadline_s: float,
+) -> None:
+    """Step ``worker`` until the endless stream emitted a window newer than ``window`` (and
+    committed a snapshot newer than ``snapshot``, if given), then cancel it."""
+
+    def went_on() -> bool:
+        snapshotted = snapshot is None or committed_snapshot(sessions, job_id) > snapshot
+        return snapshotted and newest_window(sessions, job_id) > window
+
+    drive_until([worker], went_on, what=f"windows after {since}", deadline_s=deadline_s)
+    let_go(worker, sessions, job_id, "cancel")
 
 
 def state_keys(
@@ -196,16 +212,15 @@ def test_a_killed_primarys_replica_takes_over_and_the_windows_stay_exact(
     # replica of the promoted one, and snapshots have their backup again.
     victim.start()
     windows_at_kill = newest_window(sessions, job_id)
-    drive_until(
-        [worker],
-        lambda: (
-            committed_snapshot(sessions, job_id) > before
-            and newest_window(sessions, job_id) > windows_at_kill
-        ),
-        what="snapshots and windows after the kill",
+    went_on_then_cancelled(
+        worker,
+        sessions,
+        job_id,
+        window=windows_at_kill,
+        snapshot=before,
+        since="the kill",
         deadline_s=180,
     )
-    cancel(worker, sessions, job_id)
 
     assert redis_cluster.primary_of(victim_key) is replica
     drive_until(
@@ -255,16 +270,15 @@ def test_a_new_primary_takes_slots_mid_stream_and_the_windows_stay_exact(
         what="a snapshot backed up on the new primary's replica",
         deadline_s=120,
     )
-    drive_until(
-        [worker],
-        lambda: (
-            committed_snapshot(sessions, job_id) > moved_at
-            and newest_window(sessions, job_id) > windows_at_move
-        ),
-        what="a snapshot committed and windows emitted after the move",
+    went_on_then_cancelled(
+        worker,
+        sessions,
+        job_id,
+        window=windows_at_move,
+        snapshot=moved_at,
+        since="the move",
         deadline_s=120,
     )
-    cancel(worker, sessions, job_id)
     assert committed_snapshot(sessions, job_id) > moved_at
     assert assert_exact_windows_so_far(sessions, job_id) > windows_at_move
 
@@ -392,13 +406,9 @@ def test_a_primary_lost_for_good_leaves_the_stream_under_replicated_until_a_repl
         assert written_after(newcomer, keys, job_id, snapshots_under)
 
         windows_at_rejoin = newest_window(sessions, job_id)
-        drive_until(
-            [worker],
-            lambda: newest_window(sessions, job_id) > windows_at_rejoin,
-            what="windows emitted after the rejoin",
-            deadline_s=60,
+        went_on_then_cancelled(
+            worker, sessions, job_id, window=windows_at_rejoin, since="the rejoin", deadline_s=60
         )
-        cancel(worker, sessions, job_id)
     assert redis_cluster.primary_of(victim_key) is replica
     assert assert_exact_windows_so_far(sessions, job_id) > windows_at_rejoin
     events = log_events(cluster_client, keys, job_id)

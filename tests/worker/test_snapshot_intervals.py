@@ -116,7 +116,6 @@ def test_results_flow_every_epoch_between_snapshots_and_survive_lost_workers(
         deadline_s=180,
     )
     let_go(worker, sessions, job_id, "cancel")
-    assert status_of(sessions, job_id) == "CANCELLED"
     seqs = result_seqs(sessions, job_id)
     emitted = max(seqs) + 1
     assert set(seqs) == set(range(emitted)), "an item was lost"

@@ -232,13 +232,18 @@ def held_by_nobody(worker: Worker, job_id: uuid.UUID) -> bool:
     return job_id not in worker.held
 
 
+ENDED_BY = {"cancel": "CANCELLED", "suspend": "SUSPENDED"}
+
+
 def let_go(worker: Worker, sessions: sessionmaker[Session], job_id: uuid.UUID, action: str) -> None:
-    """Ask for ``action`` (cancel, suspend) and step ``worker`` until it let the job go."""
+    """Ask for ``action`` (cancel, suspend), step ``worker`` until it let the job go, and
+    check the job ended as the action says."""
     with sessions() as session:
         service.request_transition(session, job_id=job_id, action=action)
     drive_until(
         [worker], lambda: held_by_nobody(worker, job_id), what="the job let go", deadline_s=120
     )
+    assert status_of(sessions, job_id) == ENDED_BY[action]
 
 
 def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
@@ -259,7 +264,6 @@ def test_a_suspended_stream_resumes_from_its_snapshot_with_exact_windows(
         deadline_s=180,
     )
     let_go(worker, sessions, job_id, "suspend")
-    assert status_of(sessions, job_id) == "SUSPENDED"
     with sessions() as session:
         service.request_transition(session, job_id=job_id, action="resume")
     stream.announce(redis_client, keys, job_id)
