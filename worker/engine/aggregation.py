@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, DoubleType, LongType
 
 from jetspark.dag.expressions import quote_identifier
 from worker.engine.errors import EngineError
@@ -32,6 +33,9 @@ MERGE: dict[str, Callable[[Column], Column]] = {
     "some": F.bool_or,
 }
 """How each partial result merges, by the function that produced it."""
+_KEEPS_TYPE = frozenset(MERGE) - {"count", "sum"}
+"""Merges whose result has their input's type (Spark's min, max, first, last, any_value and
+the boolean ones)."""
 
 
 def _column(field: str) -> Column:
@@ -80,6 +84,19 @@ STAGES: dict[str, Callable[[str, str], Column]] = {
     "accumulate": accumulate,
     "combine": combine,
 }
+
+
+def merged_type(expression: str, partial: DataType) -> DataType | None:
+    """The type ``combine`` gives partial results of type ``partial``, when it is that type
+    (always nullable: Spark's merges are), known without asking Spark to analyse the merge;
+    None when only an analysis can tell (an average, a sum of decimals)."""
+    call = user_call(expression)
+    name = call.name if call else ""
+    if name in _KEEPS_TYPE or (
+        name in {"count", "sum"} and isinstance(partial, LongType | DoubleType)
+    ):
+        return partial  # a sum of bigints is a bigint, of doubles a double
+    return None
 
 
 def merge(field: str, expression: str) -> Column:
