@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import tenacity
 
-from jetspark.dag.plan import build_plan
-from jetspark.sdk.dag import DAG
+from jetspark.sdk.dag import DAG, accept_offline
 from jetspark.settings import DagLimits
 
 if TYPE_CHECKING:
@@ -120,9 +119,9 @@ def run_local(
     from worker.engine.contract import RedisTarget
 
     job = dag if isinstance(dag, DAG) else DAG.from_json(dag)
-    validated = job.validate(limits)
+    # The plan ``DAG.validate()``'s checks built: accepted and planned once, as a server does.
+    plan = accept_offline(job, limits).plan
     job_id = uuid.uuid4()
-    plan = build_plan(validated)
     run = LocalRun()
     configured = RedisTarget.from_settings()  # JETSPARK_REDIS_CLUSTER applies to a given URL
     redis = RedisTarget(

@@ -30,7 +30,7 @@ import structlog
 
 from jetspark import spark_pools
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import build_plan
+from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import validate_job
 from jetspark.queue.keys import Keys
 from jetspark.settings import DataSettings, StreamSettings
@@ -136,6 +136,18 @@ def warm_up_job(out_dir: str, map_name: str) -> dict[str, Any]:
     }
 
 
+def warm_up_plan(body: dict[str, Any], data: DataSettings) -> ExecutionPlan:
+    """The warm-up's plan, built as ``jetspark.jobs.accept.accept`` builds every job's."""
+    # Not ``accept()`` itself: it holds ``sink.files`` paths to the operator's data roots
+    # (``AcceptRules`` has no others to give), and the warm-up writes to a temporary folder
+    # outside them. So: the two functions accept builds its plan with (the same DAG checks,
+    # the same planner), given the warm-up's own root. Accept's other steps (user Redis
+    # names, connections, a batch job's config, webhooks, snapshots) find nothing to check in
+    # a body the worker writes itself.
+    dag = validate_job(JobSpec.model_validate(body), data=data)
+    return build_plan(dag)
+
+
 def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
     """Run the warm-up stream and a snapshot's write and read; returns the seconds it took.
     Never raises: a worker that could not warm up is still a worker."""
@@ -155,8 +167,7 @@ def warm_up(spark: SparkSession, redis: RedisTarget) -> float:
         control = JobControl(
             job_group=f"warm-up-{job_id}", job_id=job_id, redis=redis, data=data, stream=stream
         )
-        spec = JobSpec.model_validate(warm_up_job(out_dir, map_name))
-        plan = build_plan(validate_job(spec, data=data))
+        plan = warm_up_plan(warm_up_job(out_dir, map_name), data)
         context = spark.sparkContext
         context.setJobGroup(control.job_group, "jetspark warm-up", True)
         context.setLocalProperty("spark.scheduler.pool", spark_pools.STREAMS)

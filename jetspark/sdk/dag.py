@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,6 +18,9 @@ from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import EdgeConfig, EdgeSpec, JobConfig, JobSpec, Routing, VertexSpec
 from jetspark.dag.validate import ValidatedDag
 from jetspark.settings import DagLimits, RedisSettings
+
+if TYPE_CHECKING:
+    from jetspark.jobs.accept import Accepted
 
 
 class Vertex:
@@ -229,13 +232,7 @@ class DAG:
         raises ``DagValidationError`` (or ``NotifyRefused``) whose ``problems`` carry the
         pointer and message ``POST /v1/jobs`` would answer with. Only a named
         ``initial_snapshot`` is left to the server, which keeps the snapshots."""
-        from jetspark.jobs.accept import AcceptRules, accept
-
-        rules = AcceptRules(
-            limits=limits or DagLimits(),
-            namespace=namespace if namespace is not None else RedisSettings().namespace,
-        )
-        return accept(self.spec, rules).dag
+        return accept_offline(self, limits, namespace=namespace).dag
 
     def to_json(self) -> dict[str, Any]:
         """The body of ``POST /v1/jobs``; fields left at their defaults are left out."""
@@ -264,3 +261,19 @@ class DAG:
 
     def __repr__(self) -> str:
         return f"DAG({self.name!r}, {len(self.vertices)} vertices, {len(self.edges)} edges)"
+
+
+def accept_offline(
+    dag: DAG, limits: DagLimits | None = None, *, namespace: str | None = None
+) -> Accepted:
+    """``DAG.validate``'s checks and the plan they build (``run_local`` runs that plan, so it
+    is not built twice); not exported from ``jetspark.sdk``."""
+    # Imported when called: building a DAG needs none of the accept path's modules (its
+    # webhook, JDBC and Kafka rules).
+    from jetspark.jobs.accept import AcceptRules, accept
+
+    rules = AcceptRules(
+        limits=limits or DagLimits(),
+        namespace=namespace if namespace is not None else RedisSettings().namespace,
+    )
+    return accept(dag.spec, rules)

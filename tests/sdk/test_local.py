@@ -7,6 +7,9 @@ from collections import Counter
 import pytest
 from pyspark.sql import SparkSession
 
+from jetspark.dag.plan import ExecutionPlan, build_plan
+from jetspark.dag.validate import ValidatedDag
+from jetspark.jobs import accept as accept_module
 from jetspark.sdk import DAG, Edge
 from worker.engine.runner import VertexFailed
 from worker.local_run import run_local
@@ -45,3 +48,19 @@ def test_a_failing_vertex_raises_naming_it(spark: SparkSession) -> None:
     dag.edge(Edge.between(items, boom)).edge(Edge.between(boom, dag.new_vertex("o", "sink.logger")))
     with pytest.raises(VertexFailed, match="vertex 'boom' failed"):
         run_local(dag, spark=spark)
+
+
+def test_run_local_plans_the_dag_once_on_the_accept_path(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``DAG.validate()`` goes through ``accept``, which plans: the run uses that plan.
+    planned: list[str] = []
+
+    def counting(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> ExecutionPlan:
+        planned.append(dag.spec.name)
+        return build_plan(dag, all_to_one_seed=all_to_one_seed)
+
+    monkeypatch.setattr(accept_module, "build_plan", counting)
+    run = run_local(word_count(), spark=spark)
+    assert planned == ["word-count"]
+    assert run.items("out")

@@ -12,8 +12,12 @@ import redis
 from pyspark.sql import SparkSession
 from structlog.testing import capture_logs
 
+from jetspark.dag.errors import DagValidationError
+from jetspark.dag.model import JobSpec
+from jetspark.jobs.accept import AcceptRules, accept
+from jetspark.settings import DataSettings
 from worker.engine.contract import RedisTarget
-from worker.warm_up import PRINCIPAL, warm_up
+from worker.warm_up import PRINCIPAL, warm_up, warm_up_job, warm_up_plan
 
 
 def test_the_warm_up_runs_every_sink_and_leaves_nothing(
@@ -45,3 +49,17 @@ def test_the_warm_up_runs_every_sink_and_leaves_nothing(
     assert not list(redis_client.scan_iter(f"{namespace}:*")), "the warm-up left keys"
     assert PRINCIPAL != "legacy"
     assert not list((tmp_path / "tmp").iterdir()), "the warm-up left files"
+
+
+def test_the_warm_up_is_planned_as_accept_plans_with_its_own_data_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = warm_up_job(str(tmp_path / "out"), "warm-up-map")
+    # Under the operator's roots, ``accept`` refuses the warm-up's temporary folder ...
+    monkeypatch.setenv("JETSPARK_DATA_ROOTS", str(tmp_path / "data"))
+    with pytest.raises(DagValidationError, match="not under a data root"):
+        accept(JobSpec.model_validate(body), AcceptRules())
+    # ... and with that folder as its root, it plans what the warm-up runs.
+    monkeypatch.setenv("JETSPARK_DATA_ROOTS", str(tmp_path))
+    accepted = accept(JobSpec.model_validate(body), AcceptRules())
+    assert warm_up_plan(body, DataSettings(roots=[str(tmp_path)])) == accepted.plan
