@@ -2,11 +2,12 @@
 
 A kind's entry (``ProcessorKind`` in ``PROCESSORS``) gives its params model, its role and
 inbound arity, the params holding expressions, its own checks, whether it is bounded and
-needs event time, and the resources it touches (data paths, Redis names, connections).
-Validation, planning, the snapshot rules and the Redis-name rules read these facts from here
-and nowhere else. The engine's half of a kind is its op (``worker.engine.ops.table``; the
-op's ``planner`` moves a source through its input epoch by epoch): a test holds the two
-halves together (``tests/engine/test_kinds.py``). docs/ENGINE.md shows how to add a kind.
+needs event time, and the resources it touches (data paths, Redis names, connections, Kafka
+clusters and topics). Validation, planning, the snapshot rules, the Redis-name rules and the
+Kafka topic rules read these facts from here and nowhere else. The engine's half of a kind
+is its op (``worker.engine.ops.table``; the op's ``planner`` moves a source through its input
+epoch by epoch): a test holds the two halves together (``tests/engine/test_kinds.py``).
+docs/ENGINE.md shows how to add a kind.
 """
 
 from __future__ import annotations
@@ -343,6 +344,11 @@ class Resources:
     """Params holding a Redis key name, or a list of them (``tenants.redis_names``)."""
     connections: tuple[str, ...] = ()
     """Params naming a configured connection (a database the server knows by name)."""
+    kafka_cluster: str | None = None
+    """The param naming an operator's Kafka cluster (``kafka.clusters``)."""
+    kafka_topics: tuple[str, ...] = ()
+    """Params holding a Kafka topic, or a list of them, on the ``kafka_cluster`` named: each
+    held to the topics the principal may use there (``kafka.clusters.topic_problems``)."""
 
 
 def _always(params: Any) -> bool:
@@ -508,7 +514,14 @@ _KINDS = (
         bounded=_jdbc_bounded,
         resources=Resources(connections=("connection",)),
     ),
-    ProcessorKind("source.kafka", KafkaSource, "source", (0, 0), bounded=_never),
+    ProcessorKind(
+        "source.kafka",
+        KafkaSource,
+        "source",
+        (0, 0),
+        bounded=_never,
+        resources=Resources(kafka_cluster="cluster", kafka_topics=("topics",)),
+    ),
     ProcessorKind("map", MapParams, "transform", (1, 1), ("select",)),
     ProcessorKind("filter", FilterParams, "transform", (1, 1), ("where",)),
     ProcessorKind("flat_map", FlatMapParams, "transform", (1, 1), ("explode",)),
@@ -581,7 +594,14 @@ _KINDS = (
         resources=Resources(connections=("connection",)),
         placement_blind=True,
     ),
-    ProcessorKind("sink.kafka", KafkaSink, "sink", (1, None), ("key",)),
+    ProcessorKind(
+        "sink.kafka",
+        KafkaSink,
+        "sink",
+        (1, None),
+        ("key",),
+        resources=Resources(kafka_cluster="cluster", kafka_topics=("topic",)),
+    ),
     ProcessorKind("sink.logger", NoParams, "sink", (1, None), placement_blind=True),
     ProcessorKind(
         "python",

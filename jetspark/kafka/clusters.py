@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jetspark.dag.errors import DagProblem
+from jetspark.dag.kinds import PROCESSORS, Resources
 from jetspark.dag.model import JobSpec
 from jetspark.json_setting import json_object
 
@@ -21,11 +22,6 @@ NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 """A Kafka topic name (Kafka's own rule)."""
 ANY_PRINCIPAL = "*"
-TOPIC_PARAMS: dict[str, tuple[str, bool]] = {
-    "source.kafka": ("topics", True),
-    "sink.kafka": ("topic", False),
-}
-"""Kafka kinds: the param naming topics and whether it is a list."""
 
 
 class KafkaConfigError(ValueError):
@@ -97,27 +93,39 @@ def _cluster(name: str, entry: Any, source: str) -> KafkaCluster:
 
 def topic_problems(spec: JobSpec, principal: str, clusters: KafkaClusters) -> list[DagProblem]:
     """A problem (422, naming its param) for each unknown cluster or topic ``principal`` may
-    not use: nothing is read or written then."""
+    not use: nothing is read or written then. Which params name the cluster and the topics is
+    the kind's (``Resources.kafka_cluster`` and ``Resources.kafka_topics``)."""
     problems = []
     for i, vertex in enumerate(spec.dag.vertices):
-        named = TOPIC_PARAMS.get(vertex.processor)
-        cluster = vertex.params.get("cluster")
-        if named is None or not isinstance(cluster, str):
+        kind = PROCESSORS.get(vertex.processor)
+        resources = kind.resources if kind is not None else Resources()
+        named = resources.kafka_cluster
+        cluster = vertex.params.get(named) if named is not None else None
+        if not isinstance(cluster, str):
             continue
-        param, is_list = named
-        value = vertex.params.get(param)
-        topics = value if is_list and isinstance(value, list) else [value]
         try:
             clusters.for_principal(cluster, principal, [])
         except TopicRefused as refused:
-            problems.append(DagProblem(f"/dag/vertices/{i}/params/cluster", str(refused)))
+            problems.append(DagProblem(f"/dag/vertices/{i}/params/{named}", str(refused)))
             continue
-        for j, topic in enumerate(topics):
-            if not isinstance(topic, str):
-                continue
-            try:
-                clusters.for_principal(cluster, principal, [topic])
-            except TopicRefused as refused:
-                pointer = f"/dag/vertices/{i}/params/{param}" + (f"/{j}" if is_list else "")
-                problems.append(DagProblem(pointer, str(refused)))
+        for param in resources.kafka_topics:
+            value = vertex.params.get(param)
+            problems += _refused_topics(value, clusters, cluster, principal, i, param)
+    return problems
+
+
+def _refused_topics(
+    value: Any, clusters: KafkaClusters, cluster: str, principal: str, vertex: int, param: str
+) -> list[DagProblem]:
+    """A param's topics (one, or a list of them) ``principal`` may not use on ``cluster``."""
+    is_list = isinstance(value, list)
+    problems: list[DagProblem] = []
+    for j, topic in enumerate(value if is_list else [value]):
+        if not isinstance(topic, str):
+            continue
+        try:
+            clusters.for_principal(cluster, principal, [topic])
+        except TopicRefused as refused:
+            pointer = f"/dag/vertices/{vertex}/params/{param}" + (f"/{j}" if is_list else "")
+            problems.append(DagProblem(pointer, str(refused)))
     return problems

@@ -253,7 +253,22 @@ def test_each_kind_declares_what_it_touches() -> None:
         declared = {*kind.expression_fields, *kind.aggregate_fields, *kind.state_keys}
         declared |= {*kind.resources.paths, *kind.resources.redis_names}
         declared |= set(kind.resources.connections)
+        declared |= {*kind.resources.kafka_topics, *filter(None, [kind.resources.kafka_cluster])}
         assert declared <= fields, (kind.name, declared - fields)
+        assert kind.resources.kafka_cluster or not kind.resources.kafka_topics, kind.name
+
+
+def test_the_kafka_kinds_declare_their_cluster_and_topics() -> None:
+    """The topic rules (``kafka.clusters.topic_problems``) read these and nothing else."""
+    declared = {
+        name: (kind.resources.kafka_cluster, kind.resources.kafka_topics)
+        for name, kind in PROCESSORS.items()
+        if kind.resources.kafka_cluster is not None
+    }
+    assert declared == {
+        "source.kafka": ("cluster", ("topics",)),
+        "sink.kafka": ("cluster", ("topic",)),
+    }
 
 
 @pytest.mark.spark
@@ -293,7 +308,7 @@ def test_the_redis_kinds_run(
         redis_client.xadd(target.user_stream("src"), {"v": "1"})
         spec = JobSpec.model_validate(_stream_body("src", "dst"))
         plan = build_plan(validate_job(spec))
-        job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), plan.model_dump(mode="json"))
+        job = RunnableJob(uuid.uuid4(), 1, plan.model_dump(mode="json"))
         control = JobControl(job_group=f"kinds-{job.id}", redis=target)
         ended: list[BaseException] = []
 

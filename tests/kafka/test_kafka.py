@@ -70,6 +70,7 @@ def test_clusters_and_topics_are_the_operators_per_principal() -> None:
     )
     [unknown] = topic_problems(elsewhere, ALICE, known)
     assert "unknown Kafka cluster 'other'" in unknown.message
+    assert unknown.pointer == "/dag/vertices/2/params/cluster"
 
 
 def produce(bootstrap: str, topic: str, values: range) -> None:
