@@ -112,9 +112,7 @@ def word_count_job(
 def run_dag(spark: SparkSession, body: dict[str, Any]) -> int:
     spec = JobSpec.model_validate(body)
     plan = build_plan(validate_job(spec))
-    job = RunnableJob(
-        id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
-    )
+    job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan.model_dump(mode="json"))
     control = JobControl(job_group=f"bench-{job.id}", cancelled=threading.Event())
     outcome = run_job(spark, ExecutionPlan.model_validate(job.plan), control)
     return len(outcome.results["sink"])

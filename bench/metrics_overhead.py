@@ -66,7 +66,7 @@ class Variant:
 def run_once(spark: SparkSession, path: Path, variant: Variant) -> int:
     spec = word_count_spec(path)
     plan = build_plan(validate_job(spec)).model_dump(mode="json")
-    job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan)
+    job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan)
     control = JobControl(job_group=f"bench-{job.id}")
     context = spark.sparkContext
     reporting = variant.reporting
@@ -113,9 +113,7 @@ def run_measured(spark: SparkSession, body: dict[str, Any], variant: Variant, co
     ``variant`` reports. Items ``counted`` emitted."""
     spec = JobSpec.model_validate(body)
     plan = build_plan(validate_job(spec))
-    job = RunnableJob(
-        id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
-    )
+    job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan.model_dump(mode="json"))
     control = JobControl(job_group=f"bench-{job.id}")
     spark.sparkContext.setJobGroup(control.job_group, job_description(job.id), True)
     reporter = None

@@ -305,9 +305,7 @@ class Worker:
             history=self.snapshot_history,
         )
         held = HeldJob(
-            job=RunnableJob(
-                id=job.id, attempt=job.attempt, definition=job.definition, plan=job.plan or {}
-            ),
+            job=RunnableJob(id=job.id, attempt=job.attempt, plan=job.plan or {}),
             entry_id=entry_id,
             fencing_token=job.fencing_token,
             control=JobControl(

@@ -19,13 +19,12 @@ from functools import lru_cache
 from typing import Any
 
 import sqlglot
-from pydantic import BaseModel, ValidationError
 from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from jetspark.dag import kinds as p
-from jetspark.dag.model import EdgeSpec, JobSpec
+from jetspark.dag.plan import EdgePlan, ExecutionPlan, VertexPlan
 
 Fields = dict[str, str | None] | None
 """A vertex's output: field -> kind (None: unknown); None when the fields are unknown."""
@@ -41,25 +40,15 @@ _TABLE = "items"
 
 
 class DagFields:
-    """The fields of every vertex's output in one DAG, worked out once each."""
+    """The fields of every vertex's output in one plan, worked out once each."""
 
-    def __init__(self, spec: JobSpec) -> None:
-        self.spec = spec
-        self.vertices = {v.name: v for v in spec.dag.vertices}
-        self.inbound: dict[str, dict[int, EdgeSpec]] = {}
-        for edge in spec.dag.edges:
+    def __init__(self, plan: ExecutionPlan) -> None:
+        self.plan = plan
+        self.vertices: dict[str, VertexPlan] = {v.name: v for v in plan.vertices}
+        self.inbound: dict[str, dict[int, EdgePlan]] = {}
+        for edge in plan.edges:
             self.inbound.setdefault(edge.to, {})[edge.to_ordinal] = edge
         self._outputs: dict[str, Fields] = {}
-
-    def params(self, vertex: str) -> BaseModel | None:
-        """The vertex's params, parsed (None when they do not parse: an old definition)."""
-        kind = p.PROCESSORS.get(self.vertices[vertex].processor)
-        if kind is None:
-            return None
-        try:
-            return kind.params_model.model_validate(self.vertices[vertex].params)
-        except ValidationError:
-            return None
 
     def input(self, vertex: str, ordinal: int = 0) -> Fields:
         """The fields arriving at ``vertex`` over its inbound edge ``ordinal``."""
@@ -73,7 +62,7 @@ class DagFields:
         return self._outputs[vertex]
 
     def _emitted(self, vertex: str) -> Fields:
-        params = self.params(vertex)
+        params = self.vertices[vertex].params
         inbound = self.inbound.get(vertex, {})
         given = self.input(vertex) if len(inbound) == 1 else None
         match params:

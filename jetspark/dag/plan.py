@@ -17,24 +17,16 @@ its role, whether it is bounded, endless or needs event time, and what it touche
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
-from dataclasses import replace
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_serializer, model_validator
 
 from jetspark.dag.kinds import PROCESSORS, AggregateParams, Params, Resources, Role
-from jetspark.dag.model import (
-    DagSpec,
-    EdgeConfig,
-    EdgeSpec,
-    JobConfig,
-    JobSpec,
-    Routing,
-    VertexSpec,
-)
-from jetspark.dag.snapshots import dag_fingerprint
+from jetspark.dag.model import EdgeConfig, JobConfig, JobSpec, Routing
 from jetspark.dag.validate import ValidatedDag
 
 
@@ -115,7 +107,8 @@ class StagePlan(BaseModel):
 
 
 class ExecutionPlan(BaseModel):
-    """Everything the engine runs a job from (``planned_dag`` reads the DAG back from it)."""
+    """Everything the engine runs a job from, and a snapshot's shape is computed from
+    (``snapshots.state_shape``)."""
 
     members: int
     partition_count: int
@@ -153,17 +146,31 @@ class ExecutionPlan(BaseModel):
         return sorted((e for e in self.edges if e.source == name), key=lambda e: e.from_ordinal)
 
 
-def _is_fusable(dag: ValidatedDag, edge: EdgeSpec) -> bool:
+class _Graph:
+    """A plan's vertices by name and edges by vertex, looked up while it is laid out."""
+
+    def __init__(self, vertices: list[VertexPlan], edges: list[EdgePlan]) -> None:
+        self.vertices = {v.name: v for v in vertices}
+        self.inbound: dict[str, list[EdgePlan]] = {name: [] for name in self.vertices}
+        self.outbound: dict[str, list[EdgePlan]] = {name: [] for name in self.vertices}
+        for edge in sorted(edges, key=lambda e: e.to_ordinal):
+            self.inbound[edge.to].append(edge)
+        for edge in sorted(edges, key=lambda e: e.from_ordinal):
+            self.outbound[edge.source].append(edge)
+
+
+def _is_fusable(graph: _Graph, edge: EdgePlan) -> bool:
     return (
         edge.routing is Routing.unicast
         and not edge.distributed
-        and dag.local_parallelism[edge.source] == dag.local_parallelism[edge.to]
-        and len(dag.outbound[edge.source]) == 1
-        and len(dag.inbound[edge.to]) == 1
+        and graph.vertices[edge.source].local_parallelism
+        == graph.vertices[edge.to].local_parallelism
+        and len(graph.outbound[edge.source]) == 1
+        and len(graph.inbound[edge.to]) == 1
     )
 
 
-def _is_pregrouped(dag: ValidatedDag, edge: EdgeSpec) -> bool:
+def _is_pregrouped(graph: _Graph, edge: EdgePlan) -> bool:
     """Whether ``edge`` takes an accumulate's rows, one per key in all, to the combine of the
     same aggregations by that key.
 
@@ -173,7 +180,8 @@ def _is_pregrouped(dag: ValidatedDag, edge: EdgeSpec) -> bool:
     each key's only row to one combine processor, where merging one partial result is
     finishing it. The accumulate's only outbound edge: nothing else reads its rows.
     """
-    sender, receiver = dag.params[edge.source], dag.params[edge.to]
+    source = graph.vertices[edge.source]
+    sender, receiver = source.params, graph.vertices[edge.to].params
     if not (isinstance(sender, AggregateParams) and isinstance(receiver, AggregateParams)):
         return False
     if (sender.stage, receiver.stage) != ("accumulate", "combine") or sender.key is None:
@@ -182,55 +190,30 @@ def _is_pregrouped(dag: ValidatedDag, edge: EdgeSpec) -> bool:
         return False
     if edge.routing is not Routing.partitioned or edge.key != "key":
         return False
-    if dag.parallelism[edge.source] > dag.local_parallelism[edge.source]:
+    if source.parallelism > source.local_parallelism:
         return False  # several members: the general path (a local edge keeps rows by member)
-    if len(dag.outbound[edge.source]) != 1 or len(dag.inbound[edge.source]) != 1:
+    if len(graph.outbound[edge.source]) != 1 or len(graph.inbound[edge.source]) != 1:
         return False
-    (inbound,) = dag.inbound[edge.source]
+    (inbound,) = graph.inbound[edge.source]
     return (
-        dag.parallelism[edge.source] == 1
+        source.parallelism == 1
         or inbound.routing is Routing.all_to_one
         or (inbound.routing is Routing.partitioned and inbound.key == sender.key)
     )
 
 
-def _exchange(dag: ValidatedDag, edge: EdgeSpec) -> Exchange:
+def _exchange(graph: _Graph, edge: EdgePlan) -> Exchange:
     if edge.routing is Routing.broadcast:
         return Exchange.broadcast
-    return Exchange.fused if _is_fusable(dag, edge) else Exchange.shuffle
+    return Exchange.fused if _is_fusable(graph, edge) else Exchange.shuffle
 
 
-def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> ExecutionPlan:
-    """Decide stages and exchanges; draw the all-to-one partition of each such edge."""
-    partition_count = dag.spec.config.partition_count
-    draw = random.Random(all_to_one_seed)
-    stage_of: dict[str, int] = {}
-    edges: list[EdgePlan] = []
-    for edge in dag.spec.dag.edges:
-        exchange = _exchange(dag, edge)
-        edges.append(
-            EdgePlan(
-                source=edge.source,
-                to=edge.to,
-                from_ordinal=edge.from_ordinal,
-                to_ordinal=edge.to_ordinal,
-                routing=edge.routing,
-                exchange=exchange,
-                distributed=edge.distributed,
-                priority=edge.priority,
-                buffered=edge.buffered,
-                key=edge.key,
-                partitioner=edge.partitioner,
-                all_to_one_pid=(
-                    draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
-                ),
-                config=edge.config,
-                pregrouped=_is_pregrouped(dag, edge),
-            )
-        )
+def _stages(order: list[str], edges: list[EdgePlan]) -> tuple[list[StagePlan], dict[str, int]]:
+    """One stage per vertex, a fused edge's target in its source's; each vertex's stage."""
     fused_into = {e.to: e.source for e in edges if e.exchange is Exchange.fused}
+    stage_of: dict[str, int] = {}
     stages: list[StagePlan] = []
-    for name in dag.order:
+    for name in order:
         upstream = fused_into.get(name)
         if upstream is not None:
             stage_of[name] = stage_of[upstream]
@@ -238,33 +221,90 @@ def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> Exec
         else:
             stage_of[name] = len(stages)
             stages.append(StagePlan(id=len(stages), vertices=[name]))
-    return ExecutionPlan(
+    return stages, stage_of
+
+
+def _laid_out(plan: ExecutionPlan, members: int) -> ExecutionPlan:
+    """``plan`` for ``members`` members: every decision that depends on them (parallelism,
+    exchanges, pregrouped edges, stages) made from the plan's own vertices and edges. What
+    does not (params, the drawn all-to-one partitions, the fingerprint) is kept."""
+    sized = [
+        v.model_copy(update={"parallelism": members * v.local_parallelism}) for v in plan.vertices
+    ]
+    graph = _Graph(sized, plan.edges)
+    edges = [
+        e.model_copy(
+            update={"exchange": _exchange(graph, e), "pregrouped": _is_pregrouped(graph, e)}
+        )
+        for e in plan.edges
+    ]
+    stages, stage_of = _stages(plan.order, edges)
+    vertices = [v.model_copy(update={"stage": stage_of[v.name]}) for v in sized]
+    return plan.model_copy(
+        update={"members": members, "vertices": vertices, "edges": edges, "stages": stages}
+    )
+
+
+def build_plan(dag: ValidatedDag, *, all_to_one_seed: int | None = None) -> ExecutionPlan:
+    """Describe each vertex and edge, draw the all-to-one partition of each such edge, then
+    decide stages and exchanges for the DAG's members (``_laid_out``, as ``rescale`` does)."""
+    partition_count = dag.spec.config.partition_count
+    draw = random.Random(all_to_one_seed)
+    edges = [
+        EdgePlan(
+            source=edge.source,
+            to=edge.to,
+            from_ordinal=edge.from_ordinal,
+            to_ordinal=edge.to_ordinal,
+            routing=edge.routing,
+            exchange=Exchange.shuffle,  # decided by _laid_out
+            distributed=edge.distributed,
+            priority=edge.priority,
+            buffered=edge.buffered,
+            key=edge.key,
+            partitioner=edge.partitioner,
+            all_to_one_pid=(
+                draw.randrange(partition_count) if edge.routing is Routing.all_to_one else None
+            ),
+            config=edge.config,
+        )
+        for edge in dag.spec.dag.edges
+    ]
+    vertices = [
+        VertexPlan(
+            name=name,
+            processor=dag.vertices[name].processor,
+            stage=0,  # decided by _laid_out
+            parallelism=dag.parallelism[name],
+            local_parallelism=dag.local_parallelism[name],
+            role=dag.kind(name).role,
+            params=dag.params[name],
+            bounded=dag.kind(name).is_bounded(dag.params[name]),
+            endless=dag.kind(name).is_endless(dag.params[name]),
+            needs_event_time=dag.kind(name).needs_event_time,
+            touches=touches(dag.kind(name).resources, dag.params[name]),
+        )
+        for name in dag.order
+    ]
+    described = ExecutionPlan(
         members=dag.members,
         partition_count=partition_count,
         order=list(dag.order),
-        stages=stages,
-        vertices=[
-            VertexPlan(
-                name=name,
-                processor=dag.vertices[name].processor,
-                stage=stage_of[name],
-                parallelism=dag.parallelism[name],
-                local_parallelism=dag.local_parallelism[name],
-                role=dag.kind(name).role,
-                params=dag.params[name],
-                bounded=dag.kind(name).is_bounded(dag.params[name]),
-                endless=dag.kind(name).is_endless(dag.params[name]),
-                needs_event_time=dag.kind(name).needs_event_time,
-                touches=touches(dag.kind(name).resources, dag.params[name]),
-            )
-            for name in dag.order
-        ],
+        stages=[],
+        vertices=vertices,
         edges=edges,
         name=dag.spec.name,
         config=dag.spec.config,
         fingerprint=dag_fingerprint(dag.spec),
         runs_in_epochs=dag.runs_in_epochs,
     )
+    return _laid_out(described, dag.members)
+
+
+def dag_fingerprint(spec: JobSpec) -> str:
+    """The DAG's identity: the same vertices, edges and params give the same fingerprint."""
+    canonical = json.dumps(spec.dag.model_dump(mode="json", by_alias=True), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def touches(resources: Resources, params: BaseModel) -> Touches:
@@ -284,72 +324,12 @@ def touches(resources: Resources, params: BaseModel) -> Touches:
     )
 
 
-def planned_spec(plan: ExecutionPlan) -> JobSpec:
-    """The job as the API accepted it, read back from its plan: vertices with their
-    validated params, edges as planned, the job's config (what a snapshot's shape is
-    computed from, ``snapshots.state_shape``)."""
-    vertices = [
-        VertexSpec(
-            name=v.name,
-            processor=v.processor,
-            params=v.params.model_dump(mode="json", by_alias=True),
-            local_parallelism=v.local_parallelism,
-        )
-        for v in plan.vertices
-    ]
-    edges = [
-        EdgeSpec.model_validate(
-            {
-                "from": e.source,
-                "from_ordinal": e.from_ordinal,
-                "to": e.to,
-                "to_ordinal": e.to_ordinal,
-                "routing": e.routing,
-                "key": e.key,
-                "partitioner": e.partitioner,
-                "distributed": e.distributed,
-                "priority": e.priority,
-                "buffered": e.buffered,
-                "config": e.config,
-            }
-        )
-        for e in plan.edges
-    ]
-    return JobSpec(name=plan.name, dag=DagSpec(vertices=vertices, edges=edges), config=plan.config)
-
-
-def _planned_dag(plan: ExecutionPlan) -> ValidatedDag:
-    """The validated DAG a plan was built from (to plan it again for other members)."""
-    spec = planned_spec(plan)
-    inbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
-    outbound: dict[str, list[EdgeSpec]] = {n: [] for n in plan.order}
-    for edge in spec.dag.edges:
-        inbound[edge.to].append(edge)
-        outbound[edge.source].append(edge)
-    return ValidatedDag(
-        spec=spec,
-        order=tuple(plan.order),
-        vertices={v.name: v for v in spec.dag.vertices},
-        params={v.name: v.params for v in plan.vertices},
-        inbound={n: tuple(sorted(es, key=lambda e: e.to_ordinal)) for n, es in inbound.items()},
-        outbound={n: tuple(sorted(es, key=lambda e: e.from_ordinal)) for n, es in outbound.items()},
-        members=plan.members,
-        local_parallelism={v.name: v.local_parallelism for v in plan.vertices},
-        parallelism={v.name: v.parallelism for v in plan.vertices},
-    )
-
-
 def rescale(plan: ExecutionPlan, members: int) -> ExecutionPlan:
-    """The same plan for ``members`` members: parallelism (and what depends on it) planned
-    again; the all-to-one partitions drawn at submission, the name, config and fingerprint
+    """The same plan for ``members`` members: each vertex's parallelism is members x its
+    local parallelism, and what depends on it is decided again as ``build_plan`` decides
+    it; the all-to-one partitions drawn at submission, the name, config and fingerprint are
     kept."""
-    dag = _planned_dag(plan)
-    local = dag.local_parallelism
-    parallelism = {name: members * lp for name, lp in local.items()}
-    again = build_plan(replace(dag, members=members, parallelism=parallelism))
-    for edge, kept in zip(again.edges, plan.edges, strict=True):
-        edge.all_to_one_pid = kept.all_to_one_pid
-    return again.model_copy(update={"fingerprint": plan.fingerprint})
+    return _laid_out(plan, members)
 
 
 def upstream_of(edge: EdgePlan, sender: VertexPlan, receiver: VertexPlan, processor: int) -> range:

@@ -14,8 +14,7 @@ from typing import Any
 
 from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, touches
-from jetspark.dag.snapshots import dag_fingerprint
+from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, dag_fingerprint, touches
 
 
 class NotUpgradable(ValueError):

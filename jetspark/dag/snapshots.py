@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from jetspark.dag.field_types import DagFields, kind, spark_kind
 from jetspark.dag.kinds import PROCESSORS
-from jetspark.dag.model import JobSpec, Routing
+from jetspark.dag.model import Routing
+from jetspark.dag.plan import ExecutionPlan
 
 KEYED = (Routing.partitioned, Routing.all_to_one)
 """Routings whose receiver keeps state per key partition (all-to-one: one drawn partition)."""
@@ -28,32 +28,27 @@ KEY_COLUMN = "__key"
 record of their key's type)."""
 
 
-def dag_fingerprint(spec: JobSpec) -> str:
-    """The DAG's identity: the same vertices, edges and params give the same fingerprint."""
-    canonical = json.dumps(spec.dag.model_dump(mode="json", by_alias=True), sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def state_shape(spec: JobSpec, vertex: str, fields: DagFields | None = None) -> dict[str, Any]:
+def state_shape(
+    plan: ExecutionPlan, vertex: str, fields: DagFields | None = None
+) -> dict[str, Any]:
     """What a vertex's saved state depends on: its processor kind and params, its inbound
     edges' routing (by ordinal) and the kinds of the keys its state and partitions are
-    computed from (``field_types``; None where the DAG cannot tell)."""
-    fields = fields or DagFields(spec)
-    parsed = fields.params(vertex)
-    processor = fields.vertices[vertex].processor
-    raw = fields.vertices[vertex].params
-    params = raw if parsed is None else parsed.model_dump(mode="json", by_alias=True)
+    computed from (``field_types``; None where the DAG cannot tell). Computed from the plan
+    alike by the worker that records it and by the API that checks a DAG against it."""
+    fields = fields or DagFields(plan)
+    planned = fields.vertices[vertex]
+    params = planned.params.model_dump(mode="json", by_alias=True)
     inbound = sorted(fields.inbound.get(vertex, {}).items())
     key_types: dict[str, str | None] = {
         name: kind(params[name], fields.input(vertex, ordinal))
-        for name, ordinal in _state_keys(processor).items()
+        for name, ordinal in _state_keys(planned.processor).items()
         if params.get(name) is not None
     }
     for ordinal, edge in inbound:
         if edge.routing in KEYED and edge.key is not None:
             key_types[f"edge {ordinal} key"] = kind(edge.key, fields.output(edge.source))
     return {
-        "processor": processor,
+        "processor": planned.processor,
         "params": params,
         "inbound": {
             str(ordinal): edge.model_dump(mode="json", include=set(EDGE_FIELDS))
@@ -64,13 +59,13 @@ def state_shape(spec: JobSpec, vertex: str, fields: DagFields | None = None) -> 
 
 
 def incompatibilities(
-    spec: JobSpec,
+    plan: ExecutionPlan,
     offsets: dict[str, Any],
     stats: dict[str, Any],
     *,
-    written_by: JobSpec | None = None,
+    written_by: ExecutionPlan | None = None,
 ) -> list[str]:
-    """Why the DAG of ``spec`` cannot start from a snapshot with these offsets and stats
+    """Why the planned DAG cannot start from a snapshot with these offsets and stats
     (empty: it can).
 
     Keyed state is stored by the partition of its key, so the partition count must be the
@@ -79,25 +74,25 @@ def incompatibilities(
     distributed), and its keys of the same kind; every source whose position was saved must
     still be a source of the same kind. The parallelism and the members may differ: keyed
     state goes to its new owners. A snapshot older than the edges and kinds it now records
-    has them from ``written_by``, the definition of the job that wrote it, if that is still
-    kept (else its state schema's key is all there is to compare).
+    has them from ``written_by``, the plan of the job that wrote it, if that is still kept
+    (else its state schema's key is all there is to compare).
     """
     problems: list[str] = []
     saved_count = stats.get("partition_count")
-    count = spec.config.partition_count
+    count = plan.partition_count
     if stats.get("vertices") and saved_count is not None and int(saved_count) != count:
         problems.append(
             f"partition_count is {count} but the snapshot's state is partitioned by "
             f"{saved_count}: its keyed state would land on processors that do not own its keys"
         )
-    fields = DagFields(spec)
+    fields = DagFields(plan)
     old_fields = None if written_by is None else DagFields(written_by)
     for vertex, saved in sorted(stats.get("vertices", {}).items()):
         if vertex not in fields.vertices:
             problems.append(f"vertex {vertex!r} has state in the snapshot but is not in the DAG")
             continue
         recorded = _recorded(vertex, saved, old_fields)
-        problems += _vertex_problems(vertex, recorded, state_shape(spec, vertex, fields))
+        problems += _vertex_problems(vertex, recorded, state_shape(plan, vertex, fields))
     for source, kind_ in sorted(offsets.get("source_kinds", {}).items()):
         if source not in fields.vertices:
             problems.append(f"source {source!r} has a saved position but is not in the DAG")
@@ -110,11 +105,11 @@ def incompatibilities(
 
 def _recorded(vertex: str, saved: dict[str, Any], written_by: DagFields | None) -> dict[str, Any]:
     """The shape the snapshot recorded for ``vertex``, what an older one lacks filled in from
-    the DAG that wrote it, or from its state schema's key."""
+    the plan of the job that wrote it, or from its state schema's key."""
     if "inbound" in saved:
         return saved
     if written_by is not None and vertex in written_by.vertices:
-        derived = state_shape(written_by.spec, vertex, written_by)
+        derived = state_shape(written_by.plan, vertex, written_by)
         return {**derived, "processor": saved.get("processor"), "params": saved.get("params")}
     key_types: dict[str, str | None] = {}
     if saved.get("processor") in ("aggregate", "window") and "schema" in saved:

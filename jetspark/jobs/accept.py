@@ -11,10 +11,11 @@
 4. the job's config against what kind of job it is (``job_config_problems``): a batch job
    is refused the settings only a stream honours;
 5. ``config.notify`` against the webhook rules (``NotifyRefused``);
-6. ``config.initial_snapshot`` against the named snapshot (``SnapshotConflict``; only where
-   the snapshots are, so not offline in the SDK);
+6. the plan, built once, against the snapshot ``config.initial_snapshot`` names
+   (``SnapshotConflict``; only where the snapshots are, so not offline in the SDK): the
+   shape of its state is computed from the plan, as the worker that recorded it did.
 
-then the plan is built once. Problems of steps 2-4 are one ``DagValidationError``.
+Problems of steps 2-4 are one ``DagValidationError``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from jetspark.tenants.redis_names import user_name_problems
 from jetspark.webhooks.subscriptions import webhooks_of
 from jetspark.webhooks.targets import TargetPolicy
 
-SnapshotCheck = Callable[[str, ValidatedDag], None]
-"""Checks a DAG can start from the named snapshot (raises ``SnapshotConflict``)."""
+SnapshotCheck = Callable[[str, ExecutionPlan], None]
+"""Checks a planned DAG can start from the named snapshot (raises ``SnapshotConflict``)."""
 
 
 class UnstorableText(DagValidationError):
@@ -85,9 +86,10 @@ def accept(spec: JobSpec, rules: AcceptRules, *, all_to_one_seed: int | None = N
         raise DagValidationError(problems)
     targets = rules.targets or TargetPolicy(rules.webhooks)
     hooks = webhooks_of(spec.config.notify, rules.webhooks, targets)
+    plan = build_plan(dag, all_to_one_seed=all_to_one_seed)
     if spec.config.initial_snapshot is not None and rules.snapshots is not None:
-        rules.snapshots(spec.config.initial_snapshot, dag)
-    return Accepted(dag, build_plan(dag, all_to_one_seed=all_to_one_seed), hooks)
+        rules.snapshots(spec.config.initial_snapshot, plan)
+    return Accepted(dag, plan, hooks)
 
 
 STREAM_ONLY = {

@@ -10,9 +10,8 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import ExecutionPlan
 from jetspark.dag.snapshots import incompatibilities
-from jetspark.dag.validate import ValidatedDag
 from jetspark.db.tables import Job, Snapshot
 from jetspark.jobs.lookup import get_job
 from jetspark.jobs.status import TERMINAL_STATUSES, JobStatus
@@ -139,8 +138,10 @@ def export_snapshot(
     return latest
 
 
-def check_initial_snapshot(session: Session, principal: str, name: str, dag: ValidatedDag) -> None:
-    """Refuse (SnapshotConflict) a DAG that cannot start from ``principal``'s named
+def check_initial_snapshot(
+    session: Session, principal: str, name: str, plan: ExecutionPlan
+) -> None:
+    """Refuse (SnapshotConflict) a planned DAG that cannot start from ``principal``'s named
     snapshot, naming everything that differs (``jetspark.dag.snapshots.incompatibilities``)."""
     row = committed_named(session, principal, name, for_share=True)
     if row is None:
@@ -148,20 +149,20 @@ def check_initial_snapshot(session: Session, principal: str, name: str, dag: Val
     stats = row.stats or {}
     written_by = None
     if any("inbound" not in v for v in stats.get("vertices", {}).values()):
-        written_by = _definition(session, row.job_id)  # an older snapshot: its job's DAG
-    problems = incompatibilities(dag.spec, row.source_offsets or {}, stats, written_by=written_by)
+        written_by = _plan(session, row.job_id)  # an older snapshot: its job's DAG
+    problems = incompatibilities(plan, row.source_offsets or {}, stats, written_by=written_by)
     if problems:
         raise SnapshotConflict(
             f"the DAG cannot start from snapshot {name!r}: " + "; ".join(problems)
         )
 
 
-def _definition(session: Session, job_id: uuid.UUID) -> JobSpec | None:
-    """The definition of the job that wrote a snapshot, while PostgreSQL still keeps it."""
-    definition = session.scalar(select(Job.definition).where(Job.id == job_id))
-    if definition is None:
+def _plan(session: Session, job_id: uuid.UUID) -> ExecutionPlan | None:
+    """The plan of the job that wrote a snapshot, while PostgreSQL still keeps it."""
+    stored = session.scalar(select(Job.plan).where(Job.id == job_id))
+    if stored is None:
         return None
     try:
-        return JobSpec.model_validate(definition)
+        return ExecutionPlan.model_validate(stored)
     except ValidationError:
         return None  # stored by an older version under other rules

@@ -20,7 +20,9 @@ import pytest
 from sqlalchemy.orm import Session
 
 from jetspark.dag.model import JobSpec
+from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.snapshots import state_shape
+from jetspark.dag.validate import validate_job
 from jetspark.db.tables import Job, Snapshot
 from jetspark.jobs import service
 from jetspark.jobs.snapshots import SnapshotConflict
@@ -48,7 +50,7 @@ def snapshot_of(session: Session, body: dict[str, Any], *, recorded: bool = True
     job = service.submit_job(
         session, spec=JobSpec.model_validate(body), limits=DagLimits(), principal=OWNER
     ).job
-    shape = state_shape(JobSpec.model_validate(body), "windows")
+    shape = state_shape(planned(body), "windows")
     if not recorded:
         shape = {k: shape[k] for k in ("processor", "params")}
     name = f"fit-{uuid.uuid4().hex[:8]}"
@@ -82,6 +84,11 @@ def snapshot_of(session: Session, body: dict[str, Any], *, recorded: bool = True
     )
     session.commit()
     return name
+
+
+def planned(body: dict[str, Any]) -> ExecutionPlan:
+    """The plan of ``body``, as the API stores it and the worker runs it."""
+    return build_plan(validate_job(JobSpec.model_validate(body)))
 
 
 def stream(name: str | None, **config: Any) -> dict[str, Any]:
@@ -221,8 +228,8 @@ def test_an_older_snapshot_is_checked_with_its_jobs_dag_or_its_state_schema(
 
 def kinds_of(vertices: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
     """The key kinds ``state_shape`` records of the DAG's vertex named ``state``."""
-    spec = JobSpec.model_validate({"name": "k", "dag": {"vertices": vertices, "edges": edges}})
-    found: dict[str, Any] = state_shape(spec, "state")["key_types"]
+    body = {"name": "k", "dag": {"vertices": vertices, "edges": edges}}
+    found: dict[str, Any] = state_shape(planned(body), "state")["key_types"]
     return found
 
 
@@ -251,13 +258,18 @@ ITEMS = {"processor": "source.items", "params": {"items": [{"w": "a", "n": 1, "x
         (ITEMS, [], "concat(w, n)", "string"),
         (ITEMS, [{"processor": "map", "params": {"select": {"w": "length(w)"}}}], "w", "integer"),
         (
-            {"processor": "source.files", "params": {"path": "in", "format": "text"}},
+            {"processor": "source.files", "params": {"path": "/tmp/in", "format": "text"}},
             [{"processor": "flat_map", "params": {"explode": "split(line, ' ')", "as": "word"}}],
             "word",
             "string",
         ),
         ({"processor": "source.sequence", "params": {"count": 3}}, [], "seq % 5", "integer"),
-        ({"processor": "source.files", "params": {"path": "in", "format": "csv"}}, [], "a", None),
+        (
+            {"processor": "source.files", "params": {"path": "/tmp/in", "format": "csv"}},
+            [],
+            "a",
+            None,
+        ),
         (ITEMS, [], "no_such_field", None),
     ],
 )

@@ -76,9 +76,7 @@ def main(master: str) -> None:
     try:
         spec = JobSpec.model_validate(json.loads(EXAMPLE.read_text()))
         plan = build_plan(validate_job(spec))
-        job = RunnableJob(
-            id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
-        )
+        job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan.model_dump(mode="json"))
         control = JobControl(job_group="cluster-test", cancelled=threading.Event())
         outcome = run_runnable(spark, job, control)
         executors = {

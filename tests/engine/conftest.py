@@ -46,7 +46,6 @@ def run_dag(spark: SparkSession) -> RunDag:
         job = RunnableJob(
             id=uuid.uuid4(),
             attempt=1,
-            definition=spec.as_json(),
             plan=plan.model_dump(mode="json"),
         )
         control = JobControl(

@@ -50,7 +50,6 @@ def test_a_cancelled_endless_sequence_leaves_no_task_running(spark: SparkSession
     job = RunnableJob(
         id=uuid.uuid4(),
         attempt=1,
-        definition=spec.as_json(),
         plan=build_plan(validate_job(spec)).model_dump(mode="json"),
     )
     control = JobControl(job_group=f"cancel-{job.id}")

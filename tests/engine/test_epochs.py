@@ -160,7 +160,6 @@ def _epochs_of(spark: SparkSession, body: dict[str, Any]) -> list[dict[str, Any]
     job = RunnableJob(
         id=uuid.uuid4(),
         attempt=1,
-        definition=spec.as_json(),
         plan=build_plan(validate_job(spec)).model_dump(mode="json"),
     )
     control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())

@@ -31,7 +31,7 @@ def _run(spark: SparkSession, out: Path, roots: list[str]) -> None:
     )  # fmt: skip
     spec = JobSpec.model_validate(body)  # the environment's roots (the temp dir) allow it
     plan = build_plan(validate_job(spec))
-    job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), plan.model_dump(mode="json"))
+    job = RunnableJob(uuid.uuid4(), 1, plan.model_dump(mode="json"))
     control = JobControl(job_group=f"ctx-{job.id}", data=DataSettings(roots=roots))
     run_runnable(spark, job, control)
 

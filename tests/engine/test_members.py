@@ -52,7 +52,7 @@ def submitted_plan(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(spark: SparkSession, body: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
-    job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=body, plan=plan)
+    job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan)
     control = JobControl(job_group=f"members-{job.id}", cancelled=threading.Event())
     results = run_runnable(spark, job, control).results
     return {

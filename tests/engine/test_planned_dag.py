@@ -3,7 +3,9 @@ planned again, whatever the worker's own limits."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,10 +13,11 @@ from pyspark.sql import SparkSession
 
 from jetspark.dag import kinds as p
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, build_plan, planned_spec, rescale
-from jetspark.dag.snapshots import dag_fingerprint
+from jetspark.dag.plan import PLAN_VERSION, ExecutionPlan, build_plan, dag_fingerprint, rescale
 from jetspark.dag.validate import validate_job
 from tests.engine.conftest import job_body
+from tests.engine.test_members import word_count
+from tests.engine.test_pregrouped import two_stage, words
 from worker.engine import JobControl, run_job
 
 BODY = job_body(
@@ -44,10 +47,8 @@ def test_each_vertex_carries_its_typed_params_and_what_it_is() -> None:
     assert plan.config == spec.config and plan.name == spec.name
     assert plan.fingerprint == dag_fingerprint(spec)
     assert ExecutionPlan.model_validate(plan.model_dump(mode="json")) == plan
-    again = planned_spec(plan)
-    assert again.dag.edges == spec.dag.edges and again.config == spec.config
-    assert [(v.name, v.processor) for v in again.dag.vertices] == [
-        (v.name, v.processor) for v in spec.dag.vertices
+    assert [(e.source, e.to, e.routing, e.config) for e in plan.edges] == [
+        (e.source, e.to, e.routing, e.config) for e in spec.dag.edges
     ]
 
 
@@ -76,6 +77,39 @@ def test_rescaling_is_a_function_from_plan_to_plan() -> None:
         plan.config,
         plan.stages,
     )
+
+
+EXAMPLES = sorted(Path(__file__).parents[2].glob("examples/*.json"))
+BODIES = {
+    "map": BODY,
+    "pregrouped": two_stage(words(10), {"count": "count(*)"}),
+    "all-to-one": word_count(None),
+    **{path.stem: json.loads(path.read_text()) for path in EXAMPLES},
+}
+
+
+@pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
+def test_a_rescaled_plan_is_the_plan_of_the_dag_validated_for_those_members(
+    body: dict[str, Any],
+) -> None:
+    """What a worker rescales (``config.members`` unset) comes out as ``build_plan`` plans
+    the DAG validated for that many members: parallelism, exchanges, pregrouped edges and
+    stages; the drawn all-to-one partitions, config and fingerprint as submitted."""
+    unset = {**body, "config": {k: v for k, v in body["config"].items() if k != "members"}}
+    spec = JobSpec.model_validate(unset)
+    plan = build_plan(validate_job(spec), all_to_one_seed=11)
+    for members in (2, 3, 5, 1):
+        expected = build_plan(validate_job(spec, default_members=members), all_to_one_seed=11)
+        assert rescale(plan, members) == expected
+    assert rescale(rescale(plan, 4), 1) == plan
+
+
+def test_rescaling_decides_the_pregrouped_edges_again() -> None:
+    """An accumulate's rows are one per key with one member only (``_is_pregrouped``)."""
+    plan = build_plan(validate_job(JobSpec.model_validate(BODIES["pregrouped"])))
+    assert [e.pregrouped for e in plan.edges] == [False, True, False]
+    assert not any(e.pregrouped for e in rescale(plan, 2).edges)
+    assert rescale(rescale(plan, 2), 1).edges == plan.edges
 
 
 @pytest.mark.spark

@@ -50,9 +50,7 @@ def run(
     if not pregrouped:
         edges = [e.model_copy(update={"pregrouped": False}) for e in plan.edges]
         plan = plan.model_copy(update={"edges": edges})
-    job = RunnableJob(
-        id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
-    )
+    job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan.model_dump(mode="json"))
     control = JobControl(
         job_group=f"test-{job.id}", cancelled=threading.Event(), results_cap=results_cap
     )

@@ -283,7 +283,6 @@ def start_stream(
         job = RunnableJob(
             id=job_id or uuid.uuid4(),
             attempt=1,
-            definition=spec.as_json(),
             plan=build_plan(validate_job(spec)).model_dump(mode="json"),
         )
         control = JobControl(

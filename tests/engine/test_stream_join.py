@@ -87,7 +87,6 @@ def test_a_streaming_hash_join_over_20_epochs_equals_the_batch_join(
     job = RunnableJob(
         id=uuid.uuid4(),
         attempt=1,
-        definition=spec.as_json(),
         plan=build_plan(validate_job(spec)).model_dump(mode="json"),
     )
     control = JobControl(job_group=f"test-{job.id}", cancelled=threading.Event())

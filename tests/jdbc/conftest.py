@@ -115,7 +115,6 @@ def run_jdbc(
         job = RunnableJob(
             id=job_id or uuid.uuid4(),
             attempt=1,
-            definition=spec.as_json(),
             plan=plan.model_dump(mode="json"),
         )
         control = JobControl(

@@ -82,7 +82,7 @@ def test_an_incremental_read_streams_each_new_row_once(
     insert(db, 1, 50)
     spec = JobSpec.model_validate(stream_body(db, guarantee))
     plan = build_plan(validate_job(spec))
-    job = RunnableJob(uuid.uuid4(), 1, spec.as_json(), plan.model_dump(mode="json"))
+    job = RunnableJob(uuid.uuid4(), 1, plan.model_dump(mode="json"))
     control = JobControl(
         job_group=f"job-{job.id}",
         job_id=job.id,

@@ -89,7 +89,7 @@ def test_each_principals_maps_and_streams_live_under_its_own_prefix(
             spec = JobSpec.model_validate(body)
             spec.dag.vertices[0].params["items"] = [{"k": principal}]
             plan = build_plan(validate_job(spec)).model_dump(mode="json")
-            job = RunnableJob(id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan)
+            job = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan)
             control = JobControl(
                 job_group=f"names-{job.id}",
                 cancelled=threading.Event(),

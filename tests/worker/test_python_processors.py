@@ -45,9 +45,7 @@ def job(vertices: list[dict[str, Any]], edges: list[dict[str, Any]], lp: int = 1
 
 def run(spark: SparkSession, spec: JobSpec) -> JobOutcome:
     plan = build_plan(validate_job(spec), all_to_one_seed=1)
-    runnable = RunnableJob(
-        id=uuid.uuid4(), attempt=1, definition=spec.as_json(), plan=plan.model_dump(mode="json")
-    )
+    runnable = RunnableJob(id=uuid.uuid4(), attempt=1, plan=plan.model_dump(mode="json"))
     return run_runnable(spark, runnable, JobControl(job_group="python-processors-test"))
 
 

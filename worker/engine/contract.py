@@ -31,12 +31,11 @@ def stamp() -> str:
 
 @dataclass(frozen=True)
 class RunnableJob:
-    """A claimed job: its accepted definition and its stored execution plan (both JSON, as
-    stored; the engine runs the plan, ``ExecutionPlan``, and never reads the definition)."""
+    """A claimed job: its stored execution plan (JSON, as stored), all the engine runs it
+    from (``ExecutionPlan``)."""
 
     id: uuid.UUID
     attempt: int
-    definition: dict[str, Any]
     plan: dict[str, Any]
 
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -23,8 +22,8 @@ import structlog
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jetspark.dag.model import JobSpec, ProcessingGuarantee, Routing
-from jetspark.dag.plan import ExecutionPlan, planned_spec
+from jetspark.dag.model import ProcessingGuarantee, Routing
+from jetspark.dag.plan import ExecutionPlan
 from jetspark.dag.snapshots import state_shape
 from jetspark.queue import events
 from jetspark.queue.keys import Keys
@@ -131,11 +130,6 @@ class _Stream:
         """Waits out PostgreSQL or Redis going away under the epoch log and the snapshots."""
         control.counts = lambda: self.counts
         control.marks = lambda: self.marks
-
-    @cached_property
-    def spec(self) -> JobSpec:
-        """The job read back from its plan: what a snapshot's state shape is computed from."""
-        return planned_spec(self.plan)
 
     # --- start ---------------------------------------------------------------------------
 
@@ -587,7 +581,7 @@ class _Stream:
             acked.append(written.backups)
             plan = self.plan.vertex(name)
             vertices[name] = {
-                **state_shape(self.spec, name),
+                **state_shape(self.plan, name),
                 "schema": written.schema,
                 "keys": written.keys,
                 "rows": written.rows,
