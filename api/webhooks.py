@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from api.notifications import JobChangeListener
 from jetspark.retry import OutageLog, run_forever
 from jetspark.settings import WebhookSettings
-from jetspark.webhooks import outbox
+from jetspark.webhooks import delivery_queue
 from jetspark.webhooks.delivery import Outcome, deliver, make_client
 from jetspark.webhooks.delivery import backoff as retry_delay
 from jetspark.webhooks.targets import TargetPolicy
@@ -74,7 +74,7 @@ class Deliverer:
         changed = self.listener.waiter(None)
         try:
             free = self.settings.concurrency - len(self.in_flight)
-            claimed: list[outbox.Claimed] = []
+            claimed: list[delivery_queue.Claimed] = []
             if free > 0:
                 claimed = await run_in_threadpool(self._claim, free)
                 for row in claimed:
@@ -102,22 +102,22 @@ class Deliverer:
         self.in_flight.discard(task)
         self.wake.set()
 
-    def _claim(self, limit: int) -> list[outbox.Claimed]:
+    def _claim(self, limit: int) -> list[delivery_queue.Claimed]:
         with self.sessions() as session:
-            return outbox.claim_due(session, limit=limit, lease=self.lease)
+            return delivery_queue.claim_due(session, limit=limit, lease=self.lease)
 
     def _next_due_in(self) -> float | None:
         with self.sessions() as session:
-            return outbox.next_due_in(session)
+            return delivery_queue.next_due_in(session)
 
-    async def _deliver(self, row: outbox.Claimed) -> None:
+    async def _deliver(self, row: delivery_queue.Claimed) -> None:
         outcome = await deliver(self.client, self.policy, self.settings, row)
         try:
             await run_in_threadpool(self._settle, row, outcome)
         except Exception as error:  # the lease runs out and the row is tried again
             log.warning("webhook outcome not recorded", delivery=str(row.id), error=str(error))
 
-    def _settle(self, row: outbox.Claimed, outcome: Outcome) -> None:
+    def _settle(self, row: delivery_queue.Claimed, outcome: Outcome) -> None:
         state, retry_in, error = outcome.result, None, outcome.error
         if state == "failed":
             age = datetime.now(UTC) - row.created_at
@@ -137,7 +137,7 @@ class Deliverer:
                 error=error,
             )
         with self.sessions() as session:
-            outbox.settle(
+            delivery_queue.settle(
                 session,
                 row,
                 state=state,

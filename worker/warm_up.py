@@ -30,8 +30,8 @@ import structlog
 
 from jetspark import spark_pools
 from jetspark.dag.model import JobSpec
-from jetspark.dag.plan import ExecutionPlan, build_plan
-from jetspark.dag.validate import validate_job
+from jetspark.dag.plan import ExecutionPlan
+from jetspark.jobs.accept import AcceptRules, accept
 from jetspark.queue.keys import Keys
 from jetspark.settings import DataSettings, StreamSettings
 from worker.engine import run_job
@@ -137,15 +137,9 @@ def warm_up_job(out_dir: str, map_name: str) -> dict[str, Any]:
 
 
 def warm_up_plan(body: dict[str, Any], data: DataSettings) -> ExecutionPlan:
-    """The warm-up's plan, built as ``jetspark.jobs.accept.accept`` builds every job's."""
-    # Not ``accept()`` itself: it holds ``sink.files`` paths to the operator's data roots
-    # (``AcceptRules`` has no others to give), and the warm-up writes to a temporary folder
-    # outside them. So: the two functions accept builds its plan with (the same DAG checks,
-    # the same planner), given the warm-up's own root. Accept's other steps (user Redis
-    # names, connections, a batch job's config, webhooks, snapshots) find nothing to check in
-    # a body the worker writes itself.
-    dag = validate_job(JobSpec.model_validate(body), data=data)
-    return build_plan(dag)
+    """The warm-up's plan, accepted as every job is, under its own data root (a temporary
+    folder outside the operator's)."""
+    return accept(JobSpec.model_validate(body), AcceptRules(data=data)).plan
 
 
 def warm_up(spark: SparkSession, redis: RedisTarget) -> float:

@@ -13,7 +13,7 @@ from api.deps import PrincipalDep, SessionDep
 from api.problems import PROBLEM_RESPONSES
 from jetspark.db.tables import WebhookDelivery
 from jetspark.jobs import service
-from jetspark.webhooks import outbox
+from jetspark.webhooks import delivery_queue
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -40,7 +40,7 @@ class DeliveryView(BaseModel):
 
     @classmethod
     def of(cls, row: WebhookDelivery) -> DeliveryView:
-        status = outbox.status_of(row.body)
+        status = delivery_queue.status_of(row.body)
         return cls(
             id=row.id,
             seq=row.seq,
@@ -77,7 +77,9 @@ def job_deliveries(
     those to its job's ``config.notify`` URLs; an admin also the server's default ones."""
     service.get_job(session, job_id, principal)  # 404 for another principal's job
     sources = ["job", "server"] if principal.admin else ["job"]
-    rows = outbox.list_for_job(session, job_id, sources=sources, after=after, limit=limit + 1)
+    rows = delivery_queue.list_for_job(
+        session, job_id, sources=sources, after=after, limit=limit + 1
+    )
     more = len(rows) > limit
     rows = rows[:limit]
     return DeliveryPage(

@@ -30,7 +30,7 @@ from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import ValidatedDag, validate_job
 from jetspark.jdbc.connections import JdbcConnections, connection_problems
 from jetspark.kafka.clusters import KafkaClusters, topic_problems
-from jetspark.settings import DagLimits, WebhookSettings
+from jetspark.settings import DagLimits, DataSettings, WebhookSettings
 from jetspark.tenants.redis_names import user_name_problems
 from jetspark.webhooks.subscriptions import webhooks_of
 from jetspark.webhooks.targets import TargetPolicy
@@ -60,6 +60,8 @@ class AcceptRules:
     """The operator's Kafka clusters; None: not checked (offline)."""
     snapshots: SnapshotCheck | None = None
     """None: the named snapshot is not checked (offline: the SDK has no snapshots)."""
+    data: DataSettings | None = None
+    """The data roots paths are held to; None: the operator's (``JETSPARK_DATA_ROOTS``)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def accept(spec: JobSpec, rules: AcceptRules, *, all_to_one_seed: int | None = N
     text = storable_problems(spec.as_json(), "")
     if text:
         raise UnstorableText(text)
-    dag = validate_job(spec, rules.limits)
+    dag = validate_job(spec, rules.limits, data=rules.data)
     problems = user_name_problems(spec, rules.namespace)
     if rules.connections is not None:
         problems += connection_problems(spec, rules.principal, rules.connections)

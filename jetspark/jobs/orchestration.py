@@ -4,7 +4,7 @@ The allowed transitions are data (``RULES``); ``transition`` checks them, checks
 token of a worker's write, records the change as a ``job_transitions`` row and sends a
 PostgreSQL ``NOTIFY`` on ``CHANNEL`` inside the same transaction, so a listener learns of a
 change exactly when it commits; a job with webhooks gets its outbox rows in that transaction
-too (``jetspark.webhooks.outbox``), so no change goes unannounced. ``claim`` and
+too (``jetspark.webhooks.delivery_queue``), so no change goes unannounced. ``claim`` and
 ``renew_lease`` are the lease half of the story.
 """
 
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from jetspark.db.tables import Job, JobTransition
 from jetspark.jobs.status import HELD_BY_WORKER, TERMINAL_STATUSES, JobStatus
-from jetspark.webhooks import outbox
+from jetspark.webhooks import delivery_queue
 
 CHANNEL = "jetspark_job_changed"
 """PostgreSQL NOTIFY channel; the payload is ``<job id>:<version>:<status>``."""
@@ -151,7 +151,7 @@ def _record(
         )
     )
     if job.webhooks:
-        outbox.enqueue(session, job, source)
+        delivery_queue.enqueue(session, job, source)
     _notify(session, job)
 
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 import httpx
 
 from jetspark.settings import WebhookSettings
-from jetspark.webhooks.outbox import Claimed
+from jetspark.webhooks.delivery_queue import Claimed
 from jetspark.webhooks.signing import (
     DELIVERY_HEADER,
     EVENT,

@@ -12,7 +12,7 @@ from tests.jdbc.conftest import BOB, Db, RunJdbc, body
 from worker.engine.errors import EngineError
 from worker.engine.execution import VertexFailed
 from worker.engine.expressions import user_column
-from worker.engine.jdbc import MARKERS, Target, read_table, write_committed
+from worker.engine.jdbc_io import MARKERS, Target, read_table, write_committed
 from worker.engine.ops.jdbc import read_ranges
 
 pytestmark = pytest.mark.spark

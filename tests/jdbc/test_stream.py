@@ -19,7 +19,7 @@ from jetspark.jdbc.connections import JdbcConnections
 from tests.jdbc.conftest import ALICE, Db, body
 from worker.engine import JobControl, RunnableJob, run_job
 from worker.engine.contract import RedisTarget
-from worker.engine.jdbc import MARKERS
+from worker.engine.jdbc_io import MARKERS
 from worker.engine.runner import JobCancelled
 
 pytestmark = pytest.mark.spark

@@ -20,8 +20,8 @@ from tests.kafka.test_broker import create_topic
 from tests.kafka.test_kafka import clusters, poll, produce, run_stream, stop, topic_job
 from worker.engine import JobControl
 from worker.engine.contract import RedisTarget
-from worker.engine.kafka import RecordTag, end_offsets, tagged_since
-from worker.engine.kafka import produce as produce_frame
+from worker.engine.kafka_io import RecordTag, end_offsets, tagged_since
+from worker.engine.kafka_io import produce as produce_frame
 
 Tagged = tuple[str | None, str, tuple[tuple[str, bytes], ...]]
 

@@ -11,7 +11,7 @@ import pytest
 
 from jetspark.settings import WebhookSettings
 from jetspark.webhooks.delivery import Outcome, backoff, deliver, make_client
-from jetspark.webhooks.outbox import Claimed
+from jetspark.webhooks.delivery_queue import Claimed
 from jetspark.webhooks.signing import signature, verify
 from jetspark.webhooks.targets import TargetPolicy, TargetRefused
 from tests.webhooks.receiver import receiver

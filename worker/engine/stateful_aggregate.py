@@ -2,7 +2,7 @@
 
 An epoch runs a bounded batch of new items through a stateful vertex. The vertex's state
 from the previous epoch comes in as a DataFrame of *partial* aggregation results (see
-``aggregation.accumulate`` / ``merge``), is merged with this epoch's partials, and goes out
+``aggregation_stages.accumulate`` / ``merge``), is merged with this epoch's partials, and goes out
 again, minus whatever the step emitted. Nothing here collects: each step is a plan.
 
 Processors and slots: a routed frame's ``SLOT`` column holds ``slot_table(P)[g]`` (an int
@@ -27,7 +27,7 @@ from pyspark.sql.types import DataType, StructType
 
 from jetspark.dag.expressions import quote_identifier
 from jetspark.dag.kinds import AggregateParams
-from worker.engine import aggregation
+from worker.engine import aggregation_stages
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
@@ -130,7 +130,7 @@ def merge_groups(
     the state's schema stays the same from epoch to epoch: a decimal sum of sums would
     otherwise widen each time.
     """
-    merges = [aggregation.merge(field, e) for field, e in aggregations.items()]
+    merges = [aggregation_stages.merge(field, e) for field, e in aggregations.items()]
     grouped = placed.groupBy(*group).agg(*extra, *merges)
     others = [column(c) for c in grouped.columns if c not in aggregations]
     return grouped.select(*others, *[cast_like(column(f), types[f]).alias(f) for f in aggregations])
@@ -204,9 +204,9 @@ def aggregate_step(
     frame = with_processor(items, key=params.key, parallelism=parallelism)
     group = identity(keyed=keyed)
     if params.stage == "combine":
-        partial = [aggregation.merge(f, e) for f, e in params.aggregations.items()]
+        partial = [aggregation_stages.merge(f, e) for f, e in params.aggregations.items()]
     else:
-        partial = [aggregation.accumulate(f, e) for f, e in params.aggregations.items()]
+        partial = [aggregation_stages.accumulate(f, e) for f, e in params.aggregations.items()]
     partials = frame.groupBy(*group).agg(*partial)
     types = {field: partials.schema[field].dataType for field in params.aggregations}
     placed = placed_union(partials, state, [*group, *params.aggregations], parallelism)
@@ -230,16 +230,18 @@ def _finished(params: AggregateParams) -> list[Column]:
     key = [] if params.key is None else [F.col(KEY).alias("key")]
     if params.stage == "accumulate":
         return [*key, *[column(f) for f in params.aggregations]]
-    return [*key, *[aggregation.finish(f, e) for f, e in params.aggregations.items()]]
+    return [*key, *[aggregation_stages.finish(f, e) for f, e in params.aggregations.items()]]
 
 
 def _global(merged: DataFrame, params: AggregateParams) -> DataFrame:
     """One processor without a key: a global aggregate, so no input still gives one row
     (with a count of 0, where merging no partial counts would give NULL)."""
-    once = merged.agg(*[aggregation.merge(f, e) for f, e in params.aggregations.items()])
+    once = merged.agg(*[aggregation_stages.merge(f, e) for f, e in params.aggregations.items()])
     columns = _finished(params)
     values = [
-        F.coalesce(column, F.lit(0)).alias(field) if aggregation.counts(expression) else column
+        F.coalesce(column, F.lit(0)).alias(field)
+        if aggregation_stages.counts(expression)
+        else column
         for column, (field, expression) in zip(columns, params.aggregations.items(), strict=True)
     ]
     return once.select(*values)

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, TimestampNTZType, TimestampType
 
 from jetspark.dag.kinds import WindowParams
-from worker.engine import aggregation
+from worker.engine import aggregation_stages
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
 from worker.engine.state_columns import PARTITION, PROCESSOR
@@ -105,7 +105,7 @@ def window_step(
         F.col(START).alias("window_start"),
         F.col(END).alias("window_end"),
         *key,
-        *[aggregation.finish(f, e) for f, e in params.aggregations.items()],
+        *[aggregation_stages.finish(f, e) for f, e in params.aggregations.items()],
     )
     state_columns = [*identity(keyed=keyed), PARTITION, START, END, *params.aggregations]
     return StepResult(
@@ -124,7 +124,7 @@ def _millis(ts: Column, data_type: DataType) -> Column:
 
 
 def _accumulated(on_time: DataFrame, group: list[str], params: WindowParams) -> DataFrame:
-    partial = [aggregation.accumulate(f, e) for f, e in params.aggregations.items()]
+    partial = [aggregation_stages.accumulate(f, e) for f, e in params.aggregations.items()]
     return on_time.groupBy(*group).agg(*partial)
 
 

@@ -12,7 +12,7 @@ from jetspark.dag import kinds as p
 from jetspark.dag.kinds import PROCESSORS
 from jetspark.dag.model import Routing
 from jetspark.dag.plan import Exchange
-from worker.engine import aggregation
+from worker.engine import aggregation_stages
 from worker.engine.accumulation import bounded
 from worker.engine.counting import ITEMS, items_column
 from worker.engine.expressions import user_column
@@ -62,7 +62,7 @@ class AggregateOp(Op):
         params = params_of(ctx, p.AggregateParams)
         if ctx.epoch is not None and not (ctx.epoch.final and ctx.epoch.epoch == 1):
             return self.in_epochs(ctx, params)
-        stage = aggregation.STAGES[params.stage]
+        stage = aggregation_stages.STAGES[params.stage]
         columns = [stage(field, e) for field, e in params.aggregations.items()]
         counted = ctx.count_input or (lambda groups: groups)
         if ctx.count_input is not None:
@@ -139,7 +139,9 @@ def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
     merged = _merged_fields(partials, params.aggregations)
     if ctx.count_input is not None:  # one item per row: the rows are counted as they pass
         partials = ctx.count_input(partials.withColumn(ITEMS, F.lit(1)))
-    finished = [_like(aggregation.finish(f, e), merged[f]) for f, e in params.aggregations.items()]
+    finished = [
+        _like(aggregation_stages.finish(f, e), merged[f]) for f, e in params.aggregations.items()
+    ]
     rows = partials.select(F.col("key"), *finished)
     in_order = ctx.max_records is None and _collected_in_order(ctx)
     if not in_order and not _placing(ctx):
@@ -153,19 +155,21 @@ def _finished(ctx: OpContext, params: p.AggregateParams) -> DataFrame:
 
 def _merged_fields(partials: DataFrame, aggregations: dict[str, str]) -> dict[str, StructField]:
     """Each field as the general path's merge would give it (and where it would fail): its
-    partial's type where merging keeps it (``aggregation.merged_type``), else as Spark
+    partial's type where merging keeps it (``aggregation_stages.merged_type``), else as Spark
     analyses the merge (it runs nothing); one analysis less per job in the common case."""
     fields: dict[str, StructField] = {}
     schema = partials.schema
     for field, expression in aggregations.items():
         if field not in schema.names:
             continue  # Spark's analysis names what is missing
-        same = aggregation.merged_type(expression, schema[field].dataType)
+        same = aggregation_stages.merged_type(expression, schema[field].dataType)
         if same is not None:
             fields[field] = StructField(field, same, nullable=True)
     rest = [(f, e) for f, e in aggregations.items() if f not in fields]
     if rest:
-        merged = partials.groupBy(F.col("key")).agg(*[aggregation.combine(f, e) for f, e in rest])
+        merged = partials.groupBy(F.col("key")).agg(
+            *[aggregation_stages.combine(f, e) for f, e in rest]
+        )
         fields.update({f: merged.schema[f] for f, _ in rest})
     return fields
 

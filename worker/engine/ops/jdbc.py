@@ -1,5 +1,5 @@
 """``source.jdbc`` and ``sink.jdbc``: database tables through Spark's JDBC data source
-(``worker.engine.jdbc``), on operator-named connections checked against the job's principal."""
+(``worker.engine.jdbc_io``), on operator-named connections checked against the job's principal."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from jetspark.jdbc.connections import ConnectionRefused, JdbcConnections
 from worker.engine.contract import JobControl
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
-from worker.engine.jdbc import Target, append, read_table, write_committed
+from worker.engine.jdbc_io import Target, append, read_table, write_committed
 from worker.engine.ops.base import Op, OpContext, SourceOp, nothing, params_of, read_once
 from worker.engine.ops.sinks import union_inputs
 from worker.engine.routing import place, spray

@@ -16,7 +16,7 @@ from jetspark.kafka.clusters import KafkaCluster, KafkaClusters, TopicRefused
 from worker.engine.contract import JobControl
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
-from worker.engine.kafka import (
+from worker.engine.kafka_io import (
     METADATA_TIMEOUT_S,
     Range,
     RecordTag,

@@ -15,7 +15,7 @@ from jetspark.db.tables import WebhookDelivery
 from jetspark.jobs import orchestration, service
 from jetspark.jobs.status import JobStatus
 from jetspark.settings import DagLimits
-from jetspark.webhooks import outbox
+from jetspark.webhooks import delivery_queue
 from tests.webhooks.conftest import job_body, settings
 
 
@@ -44,15 +44,17 @@ def test_deliveries_commit_with_the_change_or_not_at_all(sessions: sessionmaker[
         session.commit()
     assert _count(sessions, job_id) == 4
     with sessions() as session:
-        rows = outbox.list_for_job(session, job_id, sources=["job", "server"], after=0, limit=10)
-        assert [(r.source, outbox.status_of(r.body)) for r in rows] == [
+        rows = delivery_queue.list_for_job(
+            session, job_id, sources=["job", "server"], after=0, limit=10
+        )
+        assert [(r.source, delivery_queue.status_of(r.body)) for r in rows] == [
             ("job", "QUEUED"),
             ("server", "QUEUED"),
             ("job", "CANCELLED"),
             ("server", "CANCELLED"),
         ]
         assert json.loads(rows[2].body)["job"]["previous_status"] == "QUEUED"
-        mine = outbox.list_for_job(session, job_id, sources=["job"], after=0, limit=10)
+        mine = delivery_queue.list_for_job(session, job_id, sources=["job"], after=0, limit=10)
         assert [r.url for r in mine] == ["http://127.0.0.1:9/a"] * 2
 
 
@@ -80,16 +82,16 @@ def test_concurrent_claimers_take_disjoint_rows(sessions: sessionmaker[Session])
         )
         held = set(first.execute(due).scalars())
         assert len(held) == 4
-        claimed = outbox.claim_due(second, limit=50, lease=lease)
+        claimed = delivery_queue.claim_due(second, limit=50, lease=lease)
         taken = {r.id for r in claimed if r.job_id == job_id}
         assert len(taken) == 2 and held.isdisjoint(taken)
-        again = outbox.claim_due(second, limit=50, lease=lease)
+        again = delivery_queue.claim_due(second, limit=50, lease=lease)
         assert [r for r in again if r.job_id == job_id] == []
     finally:
         first.rollback()
         first.close()
         second.close()
     with sessions() as session:
-        claimed = outbox.claim_due(session, limit=50, lease=lease)
+        claimed = delivery_queue.claim_due(session, limit=50, lease=lease)
         rest = {r.id for r in claimed if r.job_id == job_id}
     assert rest == held  # the leased ones are not due again until their lease ends
