@@ -2,7 +2,10 @@
 ``DAG.validate()`` give the same verdict and the same problems for the same body.
 
 The bodies are the examples, each broken in every way the generator below knows (the ways
-a body used to be accepted and then ignored, or failed late), and a few of their own.
+a body used to be accepted and then ignored, or failed late), and a few of their own; and
+bodies hypothesis draws (``tests.dag_strategies.bodies``), broken at random by the same
+mutations and by more (a dropped param, a dangling edge, a cycle, a bad expression, an
+unknown field, ...).
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from jetspark.dag.errors import DagValidationError
 from jetspark.sdk import DAG
 from jetspark.webhooks.subscriptions import NotifyRefused
 from tests.api.leftovers import no_leftovers
+from tests.dag_strategies import bodies
 
 # The accepted bodies are queued jobs, an endless example stream among them: cancelled when
 # the module ends, so no later test's worker runs them.
@@ -81,7 +87,7 @@ def _two_problems(body: Body) -> None:
 
 MUTATIONS: dict[str, Callable[[Body], None]] = {
     "as it is": lambda body: None,
-    "unicast edge with a key": _first_edge(routing="unicast", key="x", partitioner="murmur3"),
+    "unicast edge with a key": _first_edge(routing="unicast", key="x"),
     "broadcast edge with a missing python partitioner": _first_edge(
         routing="broadcast", key=None, partitioner="python:nowhere:nothing"
     ),
@@ -144,18 +150,159 @@ def _offline(body: Body, namespace: str) -> Verdict:
     return "accepted", []
 
 
-@pytest.mark.parametrize("body", _bodies())
-def test_the_three_doors_give_one_answer(
-    http: httpx.Client, redis_namespace: str, body: Body
-) -> None:
+def _assert_one_answer(http: httpx.Client, namespace: str, body: Body) -> Verdict:
+    """The three doors give the same verdict with the same problems (a body the SDK's model
+    refuses outright need only be an ``invalid-request`` over HTTP too); returns it."""
     validated = _over_http(http, "/v1/dags:validate", body)
     submitted = _over_http(http, "/v1/jobs", body)
-    offline = _offline(body, redis_namespace)
+    offline = _offline(body, namespace)
     assert validated == submitted
     if offline[0] == "invalid-request" and not offline[1]:
         assert submitted[0] == "invalid-request"
     else:
         assert offline == submitted
+    return submitted
+
+
+@pytest.mark.parametrize("body", _bodies())
+def test_the_three_doors_give_one_answer(
+    http: httpx.Client, redis_namespace: str, body: Body
+) -> None:
+    _assert_one_answer(http, redis_namespace, body)
+
+
+Breakage = tuple[str, Callable[[Body], None]]
+"""A name (for hypothesis' report) and what it does to a drawn body, in place."""
+
+
+def _if_window(mutate: Callable[[Body], None]) -> Callable[[Body], None]:
+    def maybe(body: Body) -> None:
+        if any(v["processor"] == "window" for v in body["dag"]["vertices"]):
+            mutate(body)
+
+    return maybe
+
+
+def _drop_param(at: int, which: int) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        vertices = body["dag"]["vertices"]
+        params = vertices[at % len(vertices)].get("params") or {}
+        if params:
+            del params[sorted(params)[which % len(params)]]
+
+    return mutate
+
+
+def _unknown_processor(at: int) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        vertices = body["dag"]["vertices"]
+        vertices[at % len(vertices)]["processor"] = "no.such.processor"
+
+    return mutate
+
+
+def _dangling_edge(at: int) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        edges = body["dag"]["edges"]
+        edges[at % len(edges)]["to" if at % 2 else "from"] = "ghost"
+
+    return mutate
+
+
+def _back_edge(sender: int, receiver: int) -> Callable[[Body], None]:
+    """An edge from a vertex back to itself or one before it: a cycle."""
+
+    def mutate(body: Body) -> None:
+        names = [v["name"] for v in body["dag"]["vertices"]]
+        frm = sender % len(names)
+        to = receiver % (frm + 1)
+        body["dag"]["edges"].append({"from": names[frm], "to": names[to]})
+
+    return mutate
+
+
+EXPRESSION_PARAMS = {
+    "map": "select",
+    "filter": "where",
+    "flat_map": "explode",
+    "sort": "by",
+    "aggregate": "key",
+    "insert_watermarks": "timestamp",
+    "window": "timestamp",
+}
+BAD_EXPRESSIONS = ["x +", "(x", "no_such_function(x)", "reflect('java.lang.System', 'exit', 0)"]
+
+
+def _bad_expression(at: int, text: str) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        vertices = [v for v in body["dag"]["vertices"] if v["processor"] in EXPRESSION_PARAMS]
+        if not vertices:
+            return
+        vertex = vertices[at % len(vertices)]
+        param = EXPRESSION_PARAMS[vertex["processor"]]
+        vertex["params"][param] = {"x": text} if param == "select" else text
+
+    return mutate
+
+
+def _unknown_field(where: str) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        places = {
+            "body": body,
+            "dag": body["dag"],
+            "config": body.setdefault("config", {}),
+            "vertex": body["dag"]["vertices"][-1],
+            "edge": body["dag"]["edges"][0],
+        }
+        places[where]["surprise"] = 1
+
+    return mutate
+
+
+def _duplicate_name(at: int) -> Callable[[Body], None]:
+    def mutate(body: Body) -> None:
+        vertices = body["dag"]["vertices"]
+        vertices[at % len(vertices)]["name"] = vertices[0]["name"]
+
+    return mutate
+
+
+at = st.integers(min_value=0, max_value=15)
+breakages: st.SearchStrategy[Breakage] = st.one_of(
+    st.sampled_from([(n, m) for n, m in MUTATIONS.items() if n != "as it is"]),
+    st.sampled_from([(n, _if_window(m)) for n, m in WINDOW_MUTATIONS.items()]),
+    st.builds(lambda i, j: (f"drop param {j} of vertex {i}", _drop_param(i, j)), at, at),
+    st.builds(lambda i: (f"unknown processor at vertex {i}", _unknown_processor(i)), at),
+    st.builds(lambda i: (f"dangling edge {i}", _dangling_edge(i)), at),
+    st.builds(lambda i, j: (f"back edge from vertex {i} to {j}", _back_edge(i, j)), at, at),
+    st.builds(
+        lambda i, t: (f"bad expression {t!r} at {i}", _bad_expression(i, t)),
+        at,
+        st.sampled_from(BAD_EXPRESSIONS),
+    ),
+    st.builds(
+        lambda w: (f"unknown field in the {w}", _unknown_field(w)),
+        st.sampled_from(["body", "dag", "config", "vertex", "edge"]),
+    ),
+    st.builds(lambda i: (f"vertex {i} named as the first", _duplicate_name(i)), at),
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    # ``http`` is one client with the one token: nothing of an example stays in it.
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(body=bodies(), broken=st.lists(breakages, max_size=3))
+def test_the_three_doors_give_one_answer_for_generated_bodies(
+    http: httpx.Client, redis_namespace: str, body: Body, broken: list[Breakage]
+) -> None:
+    for name, mutate in broken:
+        note(name)
+        mutate(body)
+    verdict, _ = _assert_one_answer(http, redis_namespace, body)
+    event(verdict)  # how many of each: ``--hypothesis-show-statistics``
 
 
 def test_what_was_ignored_or_failed_late_is_refused_naming_it(http: httpx.Client) -> None:
@@ -192,3 +339,26 @@ def test_what_was_ignored_or_failed_late_is_refused_naming_it(http: httpx.Client
         assert response.status_code == 422, name
         pointers = [e["pointer"] for e in response.json()["errors"]]
         assert pointers == [f"/dag/vertices/{at}/params/{f}" for f in fields], name
+
+
+@pytest.mark.parametrize("routing", ["unicast", "broadcast", "all_to_one"])
+def test_a_partitioner_on_an_edge_without_a_key_is_refused_but_the_default_clients_write(
+    http: httpx.Client, redis_namespace: str, routing: str
+) -> None:
+    """Issue 25: a partitioner on an edge that routes by no key would be ignored, so it is
+    refused naming it, by all three doors alike. The default ``murmur3`` is not: the
+    OpenAPI-generated client writes it on every edge, and it asks for nothing."""
+    last = len(_example("word-count")["dag"]["edges"]) - 1
+    pointer = f"/dag/edges/{last}/partitioner"
+    body = _example("word-count")
+    body["dag"]["edges"][last].update(routing=routing, partitioner="spark_hash")
+    for path in ("/v1/dags:validate", "/v1/jobs"):
+        response = http.post(path, json=body)
+        assert response.status_code == 422, path
+        problem = response.json()
+        assert problem["type"].endswith("/invalid-dag")
+        assert [e["pointer"] for e in problem["errors"]] == [pointer], path
+        assert "leave partitioner out" in problem["errors"][0]["message"]
+    assert _offline(body, redis_namespace)[1] == [(pointer, problem["errors"][0]["message"])]
+    body["dag"]["edges"][last]["partitioner"] = "murmur3"
+    assert http.post("/v1/dags:validate", json=body).status_code == 200
