@@ -155,7 +155,7 @@ class _Checker:
             (f, True) for f in kind.aggregate_fields
         ]:
             value = getattr(params, field, None)
-            for sub, expression in _expressions_in(value):
+            for sub, expression in expressions_in(value):
                 try:
                     check_expression(expression, allow_aggregates=allow, max_size=self.max_size)
                 except ExpressionError as error:
@@ -349,7 +349,9 @@ class _Checker:
         return local
 
 
-def _expressions_in(value: object) -> Iterable[tuple[str, str]]:
+def expressions_in(value: object) -> Iterable[tuple[str, str]]:
+    """Each expression a param holds (a string, a dict's or a list's string values), with its
+    pointer below the param."""
     if isinstance(value, str):
         yield "", value
     elif isinstance(value, dict):

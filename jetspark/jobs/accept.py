@@ -11,11 +11,13 @@
 4. the job's config against what kind of job it is (``job_config_problems``): a batch job
    is refused the settings only a stream honours;
 5. ``config.notify`` against the webhook rules (``NotifyRefused``);
-6. the plan, built once, against the snapshot ``config.initial_snapshot`` names
-   (``SnapshotConflict``; only where the snapshots are, so not offline in the SDK): the
-   shape of its state is computed from the plan, as the worker that recorded it did.
+6. the plan, built once: every field an expression reads is one its input has, where the DAG
+   tells the input's fields (``field_refs``), so Spark's analysis cannot refuse it later;
+7. the plan against the snapshot ``config.initial_snapshot`` names (``SnapshotConflict``;
+   only where the snapshots are, so not offline in the SDK): the shape of its state is
+   computed from the plan, as the worker that recorded it did.
 
-Problems of steps 2-4 are one ``DagValidationError``.
+Problems of steps 2-4 are one ``DagValidationError``, those of step 6 another.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jetspark.dag.errors import DagProblem, DagValidationError
+from jetspark.dag.field_refs import unknown_field_problems
 from jetspark.dag.model import JobConfig, JobSpec
 from jetspark.dag.plan import ExecutionPlan, build_plan
 from jetspark.dag.validate import ValidatedDag, validate_job
@@ -89,6 +92,9 @@ def accept(spec: JobSpec, rules: AcceptRules, *, all_to_one_seed: int | None = N
     targets = rules.targets or TargetPolicy(rules.webhooks)
     hooks = webhooks_of(spec.config.notify, rules.webhooks, targets)
     plan = build_plan(dag, all_to_one_seed=all_to_one_seed)
+    unread = unknown_field_problems(spec, plan)
+    if unread:
+        raise DagValidationError(unread)
     if spec.config.initial_snapshot is not None and rules.snapshots is not None:
         rules.snapshots(spec.config.initial_snapshot, plan)
     return Accepted(dag, plan, hooks)

@@ -362,3 +362,60 @@ def test_a_partitioner_on_an_edge_without_a_key_is_refused_but_the_default_clien
     assert _offline(body, redis_namespace)[1] == [(pointer, problem["errors"][0]["message"])]
     body["dag"]["edges"][last]["partitioner"] = "murmur3"
     assert http.post("/v1/dags:validate", json=body).status_code == 200
+
+
+def _with_filter(body: Body, where: str) -> Body:
+    """``body`` (the word count) with a ``filter`` between ``tokenize`` and ``accumulate``."""
+    body["dag"]["vertices"].insert(
+        2, {"name": "f", "processor": "filter", "params": {"where": where}}
+    )
+    edge = next(e for e in body["dag"]["edges"] if e["from"] == "tokenize")
+    edge["from"] = "f"
+    body["dag"]["edges"].append({"from": "tokenize", "to": "f"})
+    return body
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "message"),
+    [
+        (lambda b: b["dag"]["edges"][2].update(key="word"), "/dag/edges/2/key",
+         "the key 'word' reads word, which 'accumulate' does not emit (it emits: count, key)"),
+        (lambda b: _with_filter(b, "length(word) > 0 AND wrd != ''"),
+         "/dag/vertices/2/params/where",
+         "reads wrd, which its input does not have (it has: line, word)"),
+        (lambda b: b["dag"]["vertices"][3]["params"]["aggregations"].update(count="sum(n)"),
+         "/dag/vertices/3/params/aggregations/count", "reads n, which its input does not have"),
+    ],
+)  # fmt: skip
+def test_a_field_its_input_lacks_is_refused_at_submission_not_in_spark(
+    http: httpx.Client,
+    redis_namespace: str,
+    change: Callable[[Body], object],
+    pointer: str,
+    message: str,
+) -> None:
+    """Issue 25: where the DAG tells a vertex's fields, an expression (or a partitioned edge's
+    key) reading one its input lacks is refused by all three doors alike, naming it, instead
+    of failing with Spark's UNRESOLVED_COLUMN once the job runs."""
+    body = _example("word-count")
+    change(body)
+    for path in ("/v1/dags:validate", "/v1/jobs"):
+        response = http.post(path, json=body)
+        assert response.status_code == 422, path
+        errors = response.json()["errors"]
+        assert [e["pointer"] for e in errors] == [pointer], path
+        assert message in errors[0]["message"], errors
+    assert _offline(body, redis_namespace)[1] == [(pointer, errors[0]["message"])]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "WORD != ''",  # Spark resolves names whatever their case
+        "exists(split(line, ' '), x -> x = word)",  # a lambda's variable is not a field
+        "length(`word`) > 0",
+    ],
+)
+def test_fields_the_input_has_are_read_freely(http: httpx.Client, where: str) -> None:
+    response = http.post("/v1/dags:validate", json=_with_filter(_example("word-count"), where))
+    assert response.status_code == 200, response.text
