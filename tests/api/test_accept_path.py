@@ -23,7 +23,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from jetspark.dag.errors import DagValidationError
+from jetspark.dag.model import JobSpec
+from jetspark.jobs.accept import AcceptRules, accept
 from jetspark.sdk import DAG
+from jetspark.settings import DataSettings
 from jetspark.webhooks.subscriptions import NotifyRefused
 from tests.api.leftovers import no_leftovers
 from tests.dag_strategies import bodies
@@ -419,3 +422,27 @@ def test_a_field_its_input_lacks_is_refused_at_submission_not_in_spark(
 def test_fields_the_input_has_are_read_freely(http: httpx.Client, where: str) -> None:
     response = http.post("/v1/dags:validate", json=_with_filter(_example("word-count"), where))
     assert response.status_code == 200, response.text
+
+
+def test_a_field_of_text_files_is_not_refused_it_may_be_a_partition_column(
+    tmp_path: Path,
+) -> None:
+    """Text files under ``key=value`` directories bring those partition columns with their
+    lines: a field read after them may be one, until a map names its own output."""
+    lines = {"name": "lines", "processor": "source.files",
+             "params": {"path": str(tmp_path / "in"), "format": "text"}}  # fmt: skip
+    day = {"name": "day", "processor": "filter", "params": {"where": "date = '2026-11-30'"}}
+    out = {"name": "out", "processor": "sink.results"}
+    body = {
+        "name": "by-day",
+        "dag": {"vertices": [lines, day, out],
+                "edges": [{"from": "lines", "to": "day"}, {"from": "day", "to": "out"}]},
+    }  # fmt: skip
+    rules = AcceptRules(data=DataSettings(roots=[str(tmp_path)]))
+    assert accept(JobSpec.model_validate(body), rules).plan.order == ["lines", "day", "out"]
+    upper = {"name": "upper", "processor": "map", "params": {"select": {"u": "upper(line)"}}}
+    body["dag"]["vertices"] = [lines, upper, day, out]
+    body["dag"]["edges"] = [{"from": "lines", "to": "upper"}, {"from": "upper", "to": "day"},
+                            {"from": "day", "to": "out"}]  # fmt: skip
+    with pytest.raises(DagValidationError, match="reads date, which its input does not have"):
+        accept(JobSpec.model_validate(body), rules)
