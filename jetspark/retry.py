@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -73,12 +74,24 @@ def is_outage(error: BaseException) -> bool:
             return True  # no node of a Redis Cluster reachable, or slots without a node
         if isinstance(current, (ConnectionError, TimeoutError)):
             return True
+        if isinstance(current, AttributeError) and _raised_in_cluster_client(current):
+            return True  # a node dropped by a slot move's topology refresh, read mid-command
         if type(current).__module__.startswith("psycopg") and any(
             word in str(current).lower() for word in _DISCONNECT_WORDS
         ):
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _raised_in_cluster_client(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside redis-py's cluster client itself: caught between
+    a topology refresh (after a MOVED, a failover) and a command, it reads a node, or the
+    default node, that the refresh has just dropped (``'NoneType' object has no attribute
+    'redis_connection'``). As passing as the move that caused it: a new client, or the same
+    one a moment later, finds the new topology."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename.endswith(("redis/cluster.py", "redis\\cluster.py"))
 
 
 class OutageLog:

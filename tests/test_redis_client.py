@@ -173,6 +173,19 @@ def test_a_cluster_moving_is_an_outage_to_wait_out(error: Exception, outage: boo
     assert is_outage(error) is outage
 
 
+def test_a_node_the_cluster_client_dropped_mid_command_is_an_outage_to_wait_out() -> None:
+    """Seen once in CI while slots moved: redis-py's cluster client read a node that a
+    topology refresh had just dropped, an AttributeError inside ``redis/cluster.py`` that
+    failed the stream. The same error raised by our own code is a bug, not an outage."""
+    with pytest.raises(AttributeError) as inside:
+        RedisCluster.get_redis_connection(None, None)  # type: ignore[arg-type]
+    assert "redis_connection" in str(inside.value)
+    assert is_outage(inside.value)
+    with pytest.raises(AttributeError) as ours:
+        None.redis_connection  # type: ignore[attr-defined]  # noqa: B018
+    assert not is_outage(ours.value)
+
+
 def test_an_async_blocking_read_outlasts_the_sse_ping_interval(redis_url: str) -> None:
     """The SSE reader blocks on XREAD for ``PING_S``: redis-py's asyncio client gave up after
     its own 5 s default, which closed the stream of any job queued for longer."""
