@@ -433,7 +433,7 @@ def test_a_field_of_text_files_is_not_refused_it_may_be_a_partition_column(
              "params": {"path": str(tmp_path / "in"), "format": "text"}}  # fmt: skip
     day = {"name": "day", "processor": "filter", "params": {"where": "date = '2026-11-30'"}}
     out = {"name": "out", "processor": "sink.results"}
-    body = {
+    body: Body = {
         "name": "by-day",
         "dag": {"vertices": [lines, day, out],
                 "edges": [{"from": "lines", "to": "day"}, {"from": "day", "to": "out"}]},
