@@ -146,31 +146,17 @@ class ExecutionPlan(BaseModel):
         return sorted((e for e in self.edges if e.source == name), key=lambda e: e.from_ordinal)
 
 
-class _Graph:
-    """A plan's vertices by name and edges by vertex, looked up while it is laid out."""
-
-    def __init__(self, vertices: list[VertexPlan], edges: list[EdgePlan]) -> None:
-        self.vertices = {v.name: v for v in vertices}
-        self.inbound: dict[str, list[EdgePlan]] = {name: [] for name in self.vertices}
-        self.outbound: dict[str, list[EdgePlan]] = {name: [] for name in self.vertices}
-        for edge in sorted(edges, key=lambda e: e.to_ordinal):
-            self.inbound[edge.to].append(edge)
-        for edge in sorted(edges, key=lambda e: e.from_ordinal):
-            self.outbound[edge.source].append(edge)
-
-
-def _is_fusable(graph: _Graph, edge: EdgePlan) -> bool:
+def _is_fusable(plan: ExecutionPlan, edge: EdgePlan) -> bool:
     return (
         edge.routing is Routing.unicast
         and not edge.distributed
-        and graph.vertices[edge.source].local_parallelism
-        == graph.vertices[edge.to].local_parallelism
-        and len(graph.outbound[edge.source]) == 1
-        and len(graph.inbound[edge.to]) == 1
+        and plan.vertex(edge.source).local_parallelism == plan.vertex(edge.to).local_parallelism
+        and len(plan.outbound(edge.source)) == 1
+        and len(plan.inbound(edge.to)) == 1
     )
 
 
-def _is_pregrouped(graph: _Graph, edge: EdgePlan) -> bool:
+def _is_pregrouped(plan: ExecutionPlan, edge: EdgePlan) -> bool:
     """Whether ``edge`` takes an accumulate's rows, one per key in all, to the combine of the
     same aggregations by that key.
 
@@ -180,8 +166,8 @@ def _is_pregrouped(graph: _Graph, edge: EdgePlan) -> bool:
     each key's only row to one combine processor, where merging one partial result is
     finishing it. The accumulate's only outbound edge: nothing else reads its rows.
     """
-    source = graph.vertices[edge.source]
-    sender, receiver = source.params, graph.vertices[edge.to].params
+    source = plan.vertex(edge.source)
+    sender, receiver = source.params, plan.vertex(edge.to).params
     if not (isinstance(sender, AggregateParams) and isinstance(receiver, AggregateParams)):
         return False
     if (sender.stage, receiver.stage) != ("accumulate", "combine") or sender.key is None:
@@ -192,9 +178,9 @@ def _is_pregrouped(graph: _Graph, edge: EdgePlan) -> bool:
         return False
     if source.parallelism > source.local_parallelism:
         return False  # several members: the general path (a local edge keeps rows by member)
-    if len(graph.outbound[edge.source]) != 1 or len(graph.inbound[edge.source]) != 1:
+    if len(plan.outbound(edge.source)) != 1 or len(plan.inbound(edge.source)) != 1:
         return False
-    (inbound,) = graph.inbound[edge.source]
+    (inbound,) = plan.inbound(edge.source)
     return (
         source.parallelism == 1
         or inbound.routing is Routing.all_to_one
@@ -202,10 +188,10 @@ def _is_pregrouped(graph: _Graph, edge: EdgePlan) -> bool:
     )
 
 
-def _exchange(graph: _Graph, edge: EdgePlan) -> Exchange:
+def _exchange(plan: ExecutionPlan, edge: EdgePlan) -> Exchange:
     if edge.routing is Routing.broadcast:
         return Exchange.broadcast
-    return Exchange.fused if _is_fusable(graph, edge) else Exchange.shuffle
+    return Exchange.fused if _is_fusable(plan, edge) else Exchange.shuffle
 
 
 def _stages(order: list[str], edges: list[EdgePlan]) -> tuple[list[StagePlan], dict[str, int]]:
@@ -231,10 +217,10 @@ def _laid_out(plan: ExecutionPlan, members: int) -> ExecutionPlan:
     sized = [
         v.model_copy(update={"parallelism": members * v.local_parallelism}) for v in plan.vertices
     ]
-    graph = _Graph(sized, plan.edges)
+    resized = plan.model_copy(update={"vertices": sized})
     edges = [
         e.model_copy(
-            update={"exchange": _exchange(graph, e), "pregrouped": _is_pregrouped(graph, e)}
+            update={"exchange": _exchange(resized, e), "pregrouped": _is_pregrouped(resized, e)}
         )
         for e in plan.edges
     ]
