@@ -92,8 +92,10 @@ def with_processor(items: DataFrame, *, key: str | None, parallelism: int) -> Da
     partition's, as every op's input does (``by_processor``).
     """
     items = by_processor(items, parallelism)
-    items = items.withColumn(PROCESSOR, processor_index(F.col(SLOT), parallelism))
-    return items if key is None else items.withColumn(KEY, user_column(key))
+    added = {PROCESSOR: processor_index(F.col(SLOT), parallelism)}
+    if key is not None:
+        added[KEY] = user_column(key)
+    return items.withColumns(added)
 
 
 def identity(*, keyed: bool) -> list[str]:
@@ -122,17 +124,18 @@ def merge_groups(
     group: Sequence[str],
     aggregations: Mapping[str, str],
     types: Mapping[str, DataType],
-    extra: Sequence[Column] = (),
+    extra: Mapping[str, Column] | None = None,
 ) -> DataFrame:
-    """One row per ``group`` with its partials merged (plus ``extra`` aggregates).
+    """One row per ``group`` with its partials merged (plus ``extra`` aggregates, by name).
 
     The merged partials are cast back to ``types`` (what this epoch's accumulate gave), so
     the state's schema stays the same from epoch to epoch: a decimal sum of sums would
     otherwise widen each time.
     """
+    extra = extra or {}
     merges = [aggregation_stages.merge(field, e) for field, e in aggregations.items()]
-    grouped = placed.groupBy(*group).agg(*extra, *merges)
-    others = [column(c) for c in grouped.columns if c not in aggregations]
+    grouped = placed.groupBy(*group).agg(*[v.alias(n) for n, v in extra.items()], *merges)
+    others = [column(c) for c in [*group, *extra] if c not in aggregations]
     return grouped.select(*others, *[cast_like(column(f), types[f]).alias(f) for f in aggregations])
 
 
@@ -145,11 +148,15 @@ def cast_like(value: Column, data_type: DataType) -> Column:
     return value.cast(data_type)
 
 
-def with_partition(frame: DataFrame, *, keyed: bool, partition_count: int) -> DataFrame:
-    """``PARTITION``: the Jet partition of the key (per group, not per item), g unkeyed."""
+def with_partition(
+    frame: DataFrame, *, keyed: bool, partition_count: int, key_type: DataType | None = None
+) -> DataFrame:
+    """``PARTITION``: the Jet partition of the key (per group, not per item), g unkeyed.
+    ``key_type``: the type of ``KEY``, when known (else read from the frame's schema)."""
     if not keyed:
         return frame.withColumn(PARTITION, F.col(PROCESSOR).cast("int"))
-    key_type: DataType = frame.schema[KEY].dataType
+    if key_type is None:
+        key_type = frame.schema[KEY].dataType
     pid = murmur3_pid(F.col(KEY), key_type, partition_count)
     return frame.withColumn(PARTITION, pid.cast("int"))
 
@@ -162,17 +169,24 @@ def emitted_and_kept(frame: DataFrame, emit: Column) -> tuple[DataFrame, DataFra
 
 class LateItems:
     """How many late items each processor dropped this epoch, counted while Spark computes
-    the step (``observed``): read them once the step's output or state has been computed."""
+    the step (``observed``): read them once the step's output or state has been computed.
 
-    def __init__(self, items: DataFrame, late: Column, parallelism: int) -> None:
-        flag = F.when(F.coalesce(late, F.lit(False)), F.lit(1)).otherwise(F.lit(0))
+    Counted over ``frame``'s rows where ``late`` holds, each row standing for ``weight``
+    items: a window step counts its partial windows, a few rows, with the number of items
+    each holds, rather than every item on its way in."""
+
+    def __init__(
+        self, frame: DataFrame, late: Column, parallelism: int, weight: Column | None = None
+    ) -> None:
+        counted = F.lit(1) if weight is None else weight
+        flag = F.when(F.coalesce(late, F.lit(False)), counted).otherwise(F.lit(0))
         processor = F.col(PROCESSOR)
         self._late = ObservedAggregates(
-            items,
+            frame,
             {f"late_{g}": F.sum(F.when(processor == F.lit(g), flag)) for g in range(parallelism)},
         )
         self.items = self._late.frame
-        """``items``, counting as they are computed: the step reads these."""
+        """``frame``, counting as it is computed: the step reads this."""
 
     def per_processor(self) -> dict[int, int]:
         values = self._late.values().items()

@@ -54,6 +54,8 @@ START = "__window_start"
 END = "__window_end"
 _SESSION = "__session"
 _REACH = "__reach"
+_LATE = "__late"
+_ITEMS = "__items"
 
 
 def window_step(
@@ -84,20 +86,30 @@ def window_step(
     """
     keyed = params.key is not None
     frame = with_processor(items, key=params.key, parallelism=parallelism)
-    processor = F.col(PROCESSOR)
     frame = frame.withColumn(TS, user_column(params.timestamp))
-    frame = frame.withColumn(TS, _millis(F.col(TS), frame.schema[TS].dataType))
-    before = per_processor(wm_before, processor)
-    late = before.isNotNull() & (F.col(TS) < before)
-    late_items = LateItems(frame, late, parallelism)
-    # An item without an event time belongs to no window: dropped, as are the late ones.
-    on_time = late_items.items.where(F.col(TS).isNotNull() & ~F.coalesce(late, F.lit(False)))
-    if params.type == "session":
-        merged = _sessions(on_time, state, params, keyed=keyed, parallelism=parallelism)
-    else:
-        merged = _aligned(on_time, state, params, keyed=keyed, parallelism=parallelism)
-    merged = keep(with_partition(merged, keyed=keyed, partition_count=partition_count))
-    after = per_processor(wm_after(), processor)
+    schema = frame.schema
+    ts = _millis(F.col(TS), schema[TS].dataType)
+    before = per_processor(wm_before, F.col(PROCESSOR))
+    late = F.coalesce(before.isNotNull() & (ts < before), F.lit(False))
+    # A late item keeps its place in the step, its fields NULL, to be counted where its
+    # processor's partial windows are (a few rows) rather than on its own: it opens no
+    # window, and nothing of it reaches an aggregation (whose expression it might fail).
+    own = set(identity(keyed=keyed)) | {TS}
+    fields = [f.name for f in schema.fields if f.name not in own]
+    frame = frame.select(
+        *identity(keyed=keyed),
+        ts.alias(TS),
+        late.alias(_LATE),
+        *[F.when(~late, column(f)).alias(f) for f in fields],
+    )
+    window = _sessions if params.type == "session" else _aligned
+    merged, late_items, key_type = window(
+        frame, state, params, keyed=keyed, parallelism=parallelism
+    )
+    merged = keep(
+        with_partition(merged, keyed=keyed, partition_count=partition_count, key_type=key_type)
+    )
+    after = per_processor(wm_after(), F.col(PROCESSOR))
     emit = F.lit(True) if final else F.col(END) <= after
     emitted, kept = emitted_and_kept(merged, emit)
     key = [F.col(KEY).alias("key")] if keyed else []
@@ -115,6 +127,10 @@ def window_step(
     )
 
 
+Windowed = tuple[DataFrame, LateItems, DataType | None]
+"""The merged windows, the late items counted on the way, and the key's type (keyed)."""
+
+
 def _millis(ts: Column, data_type: DataType) -> Column:
     """Event time in ms: a number as it is, a timestamp by its epoch millis (a plain cast
     would give seconds)."""
@@ -123,34 +139,49 @@ def _millis(ts: Column, data_type: DataType) -> Column:
     return ts.cast("bigint")
 
 
-def _accumulated(on_time: DataFrame, group: list[str], params: WindowParams) -> DataFrame:
+def _partials(
+    windowed: DataFrame, group: list[str], params: WindowParams, parallelism: int
+) -> tuple[DataFrame, LateItems, dict[str, DataType], DataType | None]:
+    """This epoch's partial aggregates per ``group`` (processor, key, window), the late
+    items counted on the way, the partials' types and the key's.
+
+    A late item (``_LATE``) has no window (``START`` is NULL), nor has an item without an
+    event time: each such row is grouped with its kind, its groups counted as late or not
+    and dropped."""
     partial = [aggregation_stages.accumulate(f, e) for f, e in params.aggregations.items()]
-    return on_time.groupBy(*group).agg(*partial)
+    counted = F.count(F.lit(1)).alias(_ITEMS)
+    partials = windowed.groupBy(*group, _LATE).agg(*partial, counted)
+    late = LateItems(partials, F.col(_LATE), parallelism, weight=F.col(_ITEMS))
+    schema = partials.schema
+    types = {f: schema[f].dataType for f in params.aggregations}
+    key_type = schema[KEY].dataType if KEY in group else None
+    return late.items.where(F.col(START).isNotNull()), late, types, key_type
 
 
 def _aligned(
-    on_time: DataFrame,
+    frame: DataFrame,
     state: DataFrame | None,
     params: WindowParams,
     *,
     keyed: bool,
     parallelism: int,
-) -> DataFrame:
+) -> Windowed:
     """Tumbling and sliding windows: [start, start + size) for start a multiple of slide."""
     size = _required(params, "size_ms")
     slide = size if params.type == "tumbling" else _required(params, "slide_ms")
+    on_time = ~F.col(_LATE)
     if slide == size:  # tumbling: one window per item, no array to explode
-        start = F.col(TS) - F.pmod(F.col(TS), F.lit(size))
-        exploded = on_time.withColumns({START: start, END: start + F.lit(size)})
-    else:
-        starts = _window_starts(F.col(TS), size=size, slide=slide)
-        exploded = on_time.withColumn(START, F.explode(starts))
-        exploded = exploded.withColumn(END, F.col(START) + F.lit(size))
+        start = F.when(on_time, F.col(TS) - F.pmod(F.col(TS), F.lit(size)))
+        windowed = frame.withColumns({START: start, END: start + F.lit(size)})
+    else:  # a late item (or one without a time) keeps one row, without a window
+        starts = F.when(on_time, _window_starts(F.col(TS), size=size, slide=slide))
+        windowed = frame.withColumn(START, F.explode_outer(starts))
+        windowed = windowed.withColumn(END, F.col(START) + F.lit(size))
     group = [*identity(keyed=keyed), START, END]
-    partials = _accumulated(exploded, group, params)
-    types = {f: partials.schema[f].dataType for f in params.aggregations}
+    partials, late, types, key_type = _partials(windowed, group, params, parallelism)
     placed = placed_union(partials, state, [*group, *params.aggregations], parallelism)
-    return merge_groups(placed, group=group, aggregations=params.aggregations, types=types)
+    merged = merge_groups(placed, group=group, aggregations=params.aggregations, types=types)
+    return merged, late, key_type
 
 
 def _window_starts(ts: Column, *, size: int, slide: int) -> Column:
@@ -163,20 +194,20 @@ def _window_starts(ts: Column, *, size: int, slide: int) -> Column:
 
 
 def _sessions(
-    on_time: DataFrame,
+    frame: DataFrame,
     state: DataFrame | None,
     params: WindowParams,
     *,
     keyed: bool,
     parallelism: int,
-) -> DataFrame:
+) -> Windowed:
     """Session windows: each distinct (processor, key, ts) opens a session [ts, ts + gap);
     sessions of a (processor, key) that overlap, new or carried, merge into one."""
     gap = _required(params, "gap_ms")
     owner = identity(keyed=keyed)
-    opened = on_time.withColumn(START, F.col(TS)).withColumn(END, F.col(TS) + F.lit(gap))
-    partials = _accumulated(opened, [*owner, START, END], params)
-    types = {f: partials.schema[f].dataType for f in params.aggregations}
+    start = F.when(~F.col(_LATE), F.col(TS))
+    opened = frame.withColumns({START: start, END: start + F.lit(gap)})
+    partials, late, types, key_type = _partials(opened, [*owner, START, END], params, parallelism)
     placed = placed_union(partials, state, [*owner, START, END, *params.aggregations], parallelism)
     # Sorted by start, a session begins where no earlier interval reaches past its start;
     # the running count of beginnings numbers the merged sessions. Partitioned by (SLOT,
@@ -188,15 +219,14 @@ def _sessions(
     numbered = reached.withColumn(
         _SESSION, F.sum(begins).over(ordered.rowsBetween(Window.unboundedPreceding, 0))
     ).drop(_REACH)
-    bounds = [F.min(START).alias(START), F.max(END).alias(END)]
     merged = merge_groups(
         numbered,
         group=[*owner, _SESSION],
         aggregations=params.aggregations,
         types=types,
-        extra=bounds,
+        extra={START: F.min(START), END: F.max(END)},
     )
-    return merged.drop(_SESSION)
+    return merged.drop(_SESSION), late, key_type
 
 
 def _required(params: WindowParams, name: str) -> int:

@@ -31,6 +31,11 @@ class InsertWatermarksOp(Op):
 
     forwards_own_watermarks = True
 
+    def preserves_count(self, ctx: OpContext) -> bool:
+        """In an epoch, where its tops' observation names its work; a batch run, a mere
+        pass-through, is counted (and so named) where its output is read."""
+        return ctx.epoch is not None
+
     def quiet(self, epoch: EpochScope, vertex: str, params: BaseModel) -> None:
         assert isinstance(params, p.InsertWatermarksParams)
         observe_watermarks(epoch, vertex, params, {})

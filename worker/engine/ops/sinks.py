@@ -27,6 +27,7 @@ from jetspark.dag.data_paths import PathRefused, check_path, prepare_sink
 from jetspark.dag.expressions import quote_identifier
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
+from worker.engine.observed import count_rows
 from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.redis_streams import now_ms, write_stream
 from worker.engine.routing import (
@@ -160,7 +161,8 @@ class LoggerSinkOp(Op):
 
     def apply(self, ctx: OpContext) -> DataFrame:
         frame = union_inputs(ctx.inputs)
-        log.info("sink.logger", vertex=ctx.vertex.name, items=frame.count())
+        items = count_rows(frame, vertex=ctx.vertex.name)
+        log.info("sink.logger", vertex=ctx.vertex.name, items=items)
         return frame
 
 
