@@ -27,7 +27,7 @@ import structlog
 
 from worker.engine import spark_status
 from worker.engine.spark_status import SETTLE_S, Stores
-from worker.engine.work_names import described_vertex, observed_vertex
+from worker.engine.work_names import described_vertex, observed_vertices
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -164,8 +164,7 @@ def pipelines(
             feeds = None if above is None else plan.root(above)
             found[key] = _Pipeline([], set(), set(), plan.depth(key), feeds)
         found[key].nodes.append(node)
-        if (vertex := observed_vertex(str(node.get("desc", "")))) is not None:
-            found[key].vertices.add(vertex)
+        found[key].vertices |= observed_vertices(str(node.get("desc", "")))
     for key, stage in plan.stage_claims(values):
         found[key].stages.add(stage)
     pieces = sorted(found.values(), key=lambda p: -p.depth)

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -171,3 +172,38 @@ def test_a_plan_deeper_than_pythons_recursion_limit_is_cut_at_its_exchange() -> 
     assert (below.vertices, below.stages, below.depth) == ({"a"}, {4}, 1)
     assert (above.vertices, above.stages, above.depth) == ({"b", "out"}, {6}, 0)
     assert len(below.nodes) == depth - 11 and len(above.nodes) == 11
+
+
+def collect_metrics(frame: DataFrame) -> int:
+    """How many observation operators Spark runs for ``frame``."""
+    java: Any = frame._jdf  # py4j
+    return str(java.queryExecution().executedPlan().toString()).count("CollectMetrics")
+
+
+def test_aggregates_asked_for_on_an_observed_frame_are_one_operator_naming_both(
+    spark: SparkSession, described: str
+) -> None:
+    """A source's count and its receiver's tops over the same items: one operator (each
+    breaks code generation), each reader its own values, the work told as both vertices'."""
+    reader = SparkPipelines(spark, described)
+    numbers = spark.range(0, 1000, numPartitions=2)
+    counted = ObservedAggregates(numbers, {"n": F.count(F.lit(1))}, vertex="numbers")
+    tops = ObservedAggregates(counted.frame, {"n": F.max("id")}, vertex="stamped")
+    assert collect_metrics(tops.frame) == 1
+    with vertex_actions(spark.sparkContext, "out"):
+        tops.frame.write.format("noop").mode("overwrite").save()
+    assert counted.values() == {"n": 1000}
+    assert tops.values() == {"n": 999}
+    assert frozenset({"numbers", "stamped", "out"}) in by_vertices(reader.drain())
+
+
+def test_an_observed_frame_already_computed_is_observed_again_on_top(
+    spark: SparkSession,
+) -> None:
+    numbers = spark.range(0, 100, numPartitions=2)
+    counted = ObservedAggregates(numbers, {"n": F.count(F.lit(1))}, vertex="numbers")
+    counted.frame.write.format("noop").mode("overwrite").save()
+    tops = ObservedAggregates(counted.frame, {"top": F.max("id")}, vertex="stamped")
+    assert collect_metrics(tops.frame) == 2
+    assert tops.values() == {"top": 99}
+    assert counted.values() == {"n": 100}

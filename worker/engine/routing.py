@@ -52,8 +52,14 @@ def slot_table(partitions: int) -> tuple[int, ...]:
 
 def with_slot(frame: DataFrame, target: Column, partitions: int) -> DataFrame:
     """Name each row's target partition in ``SLOT``, without moving it yet."""
+    frame = without_slot(frame)
+    return frame.withColumn(SLOT, slot_of(frame, target, partitions))
+
+
+def slot_of(frame: DataFrame, target: Column, partitions: int) -> Column:
+    """The ``SLOT`` of target partition ``target`` (a column over ``frame``)."""
     slots = _slots_of(frame.sparkSession.sparkContext, partitions)
-    return without_slot(frame).withColumn(SLOT, F.element_at(slots, target.cast("int") + 1))
+    return F.element_at(slots, target.cast("int") + 1)
 
 
 @lru_cache(maxsize=64)
@@ -163,11 +169,14 @@ def targeted(
         copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
         return with_slot(copies, first + F.col("__copy"), n).drop("__copy")
     if edge.routing is Routing.unicast:
-        return with_slot(frame, spray(first=first, width=width), n)
-    # The pid is computed into a column first: a custom partitioner's Python step then runs
-    # once per item, not once per use of the expression.
-    keyed = frame.withColumn("__pid", partition_id(frame, edge, partition_count))
-    return with_slot(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
+        return frame.withColumn(SLOT, slot_of(frame, spray(first=first, width=width), n))
+    pid = partition_id(frame, edge, partition_count)
+    if edge.partitioner.startswith("python:"):
+        # Computed into a column first: the custom partitioner's Python step then runs once
+        # per item, not once per use of the expression.
+        keyed = frame.withColumn("__pid", pid)
+        return with_slot(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
+    return frame.withColumn(SLOT, slot_of(frame, first + F.pmod(pid, F.lit(width)), n))
 
 
 def route(

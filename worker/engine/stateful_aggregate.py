@@ -133,10 +133,11 @@ def merge_groups(
     otherwise widen each time.
     """
     extra = extra or {}
-    merges = [aggregation_stages.merge(field, e) for field, e in aggregations.items()]
-    grouped = placed.groupBy(*group).agg(*[v.alias(n) for n, v in extra.items()], *merges)
-    others = [column(c) for c in [*group, *extra] if c not in aggregations]
-    return grouped.select(*others, *[cast_like(column(f), types[f]).alias(f) for f in aggregations])
+    merges = [
+        cast_like(aggregation_stages.merge(field, e), types[field]).alias(field)
+        for field, e in aggregations.items()
+    ]
+    return placed.groupBy(*group).agg(*[v.alias(n) for n, v in extra.items()], *merges)
 
 
 def cast_like(value: Column, data_type: DataType) -> Column:

@@ -32,6 +32,7 @@ from jetspark.dag.kinds import WindowParams
 from worker.engine import aggregation_stages
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
+from worker.engine.routing import SLOT, by_processor
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import (
     KEY,
@@ -45,9 +46,9 @@ from worker.engine.stateful_aggregate import (
     merge_groups,
     per_processor,
     placed_union,
+    processor_index,
     unkept,
     with_partition,
-    with_processor,
 )
 
 START = "__window_start"
@@ -85,19 +86,21 @@ def window_step(
     the epoch).
     """
     keyed = params.key is not None
-    frame = with_processor(items, key=params.key, parallelism=parallelism)
-    frame = frame.withColumn(TS, user_column(params.timestamp))
+    frame = by_processor(items, parallelism).withColumn(TS, user_column(params.timestamp))
     schema = frame.schema
+    processor = processor_index(F.col(SLOT), parallelism)
     ts = _millis(F.col(TS), schema[TS].dataType)
-    before = per_processor(wm_before, F.col(PROCESSOR))
+    before = per_processor(wm_before, processor)
     late = F.coalesce(before.isNotNull() & (ts < before), F.lit(False))
     # A late item keeps its place in the step, its fields NULL, to be counted where its
     # processor's partial windows are (a few rows) rather than on its own: it opens no
     # window, and nothing of it reaches an aggregation (whose expression it might fail).
-    own = set(identity(keyed=keyed)) | {TS}
-    fields = [f.name for f in schema.fields if f.name not in own]
+    fields = [f.name for f in schema.fields if f.name not in (SLOT, TS)]
+    key = [user_column(params.key).alias(KEY)] if params.key is not None else []
     frame = frame.select(
-        *identity(keyed=keyed),
+        SLOT,
+        processor.alias(PROCESSOR),
+        *key,
         ts.alias(TS),
         late.alias(_LATE),
         *[F.when(~late, column(f)).alias(f) for f in fields],

@@ -4,7 +4,8 @@ Spark runs a job's vertices fused into pipelines and keeps its metrics per SQL p
 per stage, not per vertex. Two names tie them back (read by ``worker/spark_pipelines.py``):
 
 - every observation (``DataFrame.observe``: the engine's counts and watermark tops) is named
-  ``jetspark~<vertex, UTF-8 in hex>~<uuid>``, and Spark's SQL plan shows it by name
+  ``jetspark~<vertex, UTF-8 in hex>[.<vertex>...]~<uuid>`` (several when one operator
+  observes for several vertices: ``observed``), and Spark's SQL plan shows it by name
   (``CollectMetrics <name>, [...]``) inside the pipeline that computes the vertex's frame;
 - a Spark action a vertex runs itself (a sink's write, a dead end's count) carries the job's
   description followed by ``VERTEX_MARK`` and the vertex's name: the query's last pipeline
@@ -24,7 +25,7 @@ OBSERVATION_PREFIX = "jetspark~"
 VERTEX_MARK = " · vertex "
 """Between a job's description and the name of the vertex running the action."""
 _DESCRIPTION = "spark.job.description"
-_NAMED = re.compile(r"CollectMetrics jetspark~([0-9a-f]*)~[0-9a-f]{32}")
+_NAMED = re.compile(r"CollectMetrics jetspark~([0-9a-f.]*)~[0-9a-f]{32}")
 
 
 def job_description(job_id: object) -> str:
@@ -33,20 +34,27 @@ def job_description(job_id: object) -> str:
     return f"jetspark job {job_id}"
 
 
-def observation_name(vertex: str | None) -> str:
-    """A unique observation name naming the vertex whose frame it observes."""
-    return f"{OBSERVATION_PREFIX}{(vertex or '').encode().hex()}~{uuid.uuid4().hex}"
+def observation_name(*vertices: str | None) -> str:
+    """A unique observation name naming the vertices whose frame it observes (one, or
+    several whose aggregates one operator observes together)."""
+    named = ".".join((vertex or "").encode().hex() for vertex in vertices)
+    return f"{OBSERVATION_PREFIX}{named}~{uuid.uuid4().hex}"
 
 
-def observed_vertex(plan_node: str) -> str | None:
-    """The vertex an SQL plan node's text names (``observation_name``), if any."""
+def observed_vertices(plan_node: str) -> frozenset[str]:
+    """The vertices an SQL plan node's text names (``observation_name``), if any."""
     found = _NAMED.match(plan_node)
-    if found is None or not found.group(1):
-        return None
-    try:
-        return bytes.fromhex(found.group(1)).decode()
-    except ValueError:
-        return None
+    if found is None:
+        return frozenset()
+    vertices = set()
+    for named in found.group(1).split("."):
+        try:
+            vertex = bytes.fromhex(named).decode()
+        except ValueError:
+            continue
+        if vertex:
+            vertices.add(vertex)
+    return frozenset(vertices)
 
 
 @contextmanager
