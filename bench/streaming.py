@@ -286,13 +286,15 @@ GUARANTEES = ("none", "at_least_once", "exactly_once")
 def measure_throughput(stack: Stack, seconds: float, rounds: int, batch_rows: int) -> None:
     rates: dict[str, list[float]] = {g: [] for g in (*GUARANTEES, "structured_streaming")}
     profiles: dict[str, list[Any]] = {}
-    for _ in range(rounds):  # alternated, so drift hits all alike
-        for guarantee in GUARANTEES:
-            rate, profiles[guarantee] = throughput(stack, guarantee, seconds)
-            rates[guarantee].append(rate)
-        rates["structured_streaming"].append(
-            structured_streaming(stack, seconds, batch_rows, Path(stack.home))
-        )
+    programs = [*GUARANTEES, "structured_streaming"]
+    for round_ in range(rounds):  # in turn, the order reversed every other round: the JVM
+        # still gets faster for minutes (its JIT), which would favour whatever runs last
+        for program in programs if round_ % 2 == 0 else reversed(programs):
+            if program == "structured_streaming":
+                rate = structured_streaming(stack, seconds, batch_rows, Path(stack.home))
+            else:
+                rate, profiles[program] = throughput(stack, program, seconds)
+            rates[program].append(rate)
     median = {name: statistics.median(runs) for name, runs in rates.items()}
     spark = median["structured_streaming"]
     print(f"events/s, sequence -> insert_watermarks -> window(1 s, {KEYS} keys) -> sink "

@@ -96,6 +96,8 @@ class _Checked:
 
     tree: Any
     column: Column
+    call: Call | None = None
+    """The call at its top, for an aggregation (``user_call``)."""
 
 
 def _checked(text: str, *, aggregates: bool) -> _Checked:
@@ -123,7 +125,7 @@ def _checked_in(context: SparkContext, text: str, aggregates: bool, limit: int) 
     refused text raises and is not kept."""
     spark = _session()
     tree = _parse(spark, text, aggregates=aggregates, limit=limit)
-    return _Checked(tree, _column(spark, tree))
+    return _Checked(tree, _column(spark, tree), _call(spark, tree) if aggregates else None)
 
 
 def _parse(spark: SparkSession, text: str, *, aggregates: bool, limit: int) -> Any:
@@ -197,8 +199,10 @@ def user_column(text: str, *, aggregates: bool = False) -> Column:
 
 def user_call(text: str) -> Call | None:
     """The call at the top of the checked aggregation ``text``, if it is one."""
-    tree = _checked(text, aggregates=True).tree
-    spark = _session()
+    return _checked(text, aggregates=True).call
+
+
+def _call(spark: SparkSession, tree: Any) -> Call | None:
     if str(tree.nodeName()) != "UnresolvedFunction" or tree.filter().isDefined():
         return None
     if tree.orderingWithinGroup().size() > 0:
