@@ -262,14 +262,28 @@ def one_epoch(
     rows: list[tuple[int, str, int, int]],
     state: DataFrame | None,
     params: WindowParams,
+    **watermarks: Any,
+) -> tuple[list[Row], DataFrame, list[Row]]:
+    """One epoch on one processor (``one_step``'s watermarks and ``final``): (emitted rows,
+    state fed back, state rows)."""
+    result = one_step(spark, rows, state, params, **watermarks)
+    carried, state_rows = through_arrow(spark, result.state)
+    return result.output.collect(), carried, state_rows
+
+
+def one_step(
+    spark: SparkSession,
+    rows: list[tuple[int, str, int, int]],
+    state: DataFrame | None,
+    params: WindowParams,
     *,
     before: int | None,
     after: int | None,
     final: bool = False,
-) -> tuple[list[Row], DataFrame, list[Row]]:
-    """One epoch on one processor: (emitted rows, state fed back, state rows)."""
+) -> StepResult:
+    """``window_step`` over ``rows`` on one processor."""
     frame = place(spark.createDataFrame(rows, SCHEMA), F.col("g"), 1).drop("g")
-    result = window_step(
+    return window_step(
         frame,
         state,
         params,
@@ -279,8 +293,6 @@ def one_epoch(
         wm_after=lambda: {0: after},
         final=final,
     )
-    carried, state_rows = through_arrow(spark, result.state)
-    return result.output.collect(), carried, state_rows
 
 
 def test_a_later_epoch_bridges_two_stored_sessions(spark: SparkSession) -> None:
@@ -461,17 +473,7 @@ def test_a_late_item_is_counted_and_reaches_no_aggregation(
         **sizes,
     )
     rows = [(0, "a", 500, 0), (0, "a", 520, 0), (0, "b", 100, 2), (0, "a", 90, 3)]
-    frame = place(spark.createDataFrame(rows, SCHEMA), F.col("g"), 1).drop("g")
-    result = window_step(
-        frame,
-        None,
-        params,
-        parallelism=1,
-        partition_count=PARTITION_COUNT,
-        wm_before={0: 400},
-        wm_after=lambda: {0: 1000},
-        final=False,
-    )
+    result = one_step(spark, rows, None, params, before=400, after=1000)
     out = result.output.collect()
     assert result.late is not None
     assert result.late.per_processor() == {0: 2}
