@@ -186,7 +186,7 @@ class LateItems:
             frame,
             {f"late_{g}": F.sum(F.when(processor == F.lit(g), flag)) for g in range(parallelism)},
         )
-        self.items = self._late.frame
+        self.frame = self._late.frame
         """``frame``, counting as it is computed: the step reads this."""
 
     def per_processor(self) -> dict[int, int]:

@@ -158,7 +158,7 @@ def _partials(
     schema = partials.schema
     types = {f: schema[f].dataType for f in params.aggregations}
     key_type = schema[KEY].dataType if KEY in group else None
-    return late.items.where(F.col(START).isNotNull()), late, types, key_type
+    return late.frame.where(F.col(START).isNotNull()), late, types, key_type
 
 
 def _aligned(
