@@ -167,7 +167,7 @@ def targeted(
     first, width = candidates(edge, receiver, sender_member(sender))
     if edge.routing is Routing.broadcast:
         copies = frame.withColumn("__copy", F.explode(F.sequence(F.lit(0), F.lit(width - 1))))
-        return with_slot(copies, first + F.col("__copy"), n).drop("__copy")
+        return copies.withColumn(SLOT, slot_of(copies, first + F.col("__copy"), n)).drop("__copy")
     if edge.routing is Routing.unicast:
         return frame.withColumn(SLOT, slot_of(frame, spray(first=first, width=width), n))
     pid = partition_id(frame, edge, partition_count)
@@ -175,7 +175,8 @@ def targeted(
         # Computed into a column first: the custom partitioner's Python step then runs once
         # per item, not once per use of the expression.
         keyed = frame.withColumn("__pid", pid)
-        return with_slot(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n).drop("__pid")
+        slot = slot_of(keyed, first + F.pmod(F.col("__pid"), F.lit(width)), n)
+        return keyed.withColumn(SLOT, slot).drop("__pid")
     return frame.withColumn(SLOT, slot_of(frame, first + F.pmod(pid, F.lit(width)), n))
 
 

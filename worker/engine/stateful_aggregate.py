@@ -91,11 +91,17 @@ def with_processor(items: DataFrame, *, key: str | None, parallelism: int) -> Da
     Items that came over a fused edge may have no ``SLOT`` yet: they get their own
     partition's, as every op's input does (``by_processor``).
     """
-    items = by_processor(items, parallelism)
-    added = {PROCESSOR: processor_index(F.col(SLOT), parallelism)}
+    return by_processor(items, parallelism).withColumns(
+        processor_columns(key=key, parallelism=parallelism)
+    )
+
+
+def processor_columns(*, key: str | None, parallelism: int) -> dict[str, Column]:
+    """``PROCESSOR`` of a row placed by ``SLOT``, and its ``KEY`` when keyed, by name."""
+    columns = {PROCESSOR: processor_index(F.col(SLOT), parallelism)}
     if key is not None:
-        added[KEY] = user_column(key)
-    return items.withColumns(added)
+        columns[KEY] = user_column(key)
+    return columns
 
 
 def identity(*, keyed: bool) -> list[str]:

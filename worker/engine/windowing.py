@@ -46,7 +46,7 @@ from worker.engine.stateful_aggregate import (
     merge_groups,
     per_processor,
     placed_union,
-    processor_index,
+    processor_columns,
     unkept,
     with_partition,
 )
@@ -88,19 +88,17 @@ def window_step(
     keyed = params.key is not None
     frame = by_processor(items, parallelism).withColumn(TS, user_column(params.timestamp))
     schema = frame.schema
-    processor = processor_index(F.col(SLOT), parallelism)
+    owner = processor_columns(key=params.key, parallelism=parallelism)
     ts = _millis(F.col(TS), schema[TS].dataType)
-    before = per_processor(wm_before, processor)
+    before = per_processor(wm_before, owner[PROCESSOR])
     late = F.coalesce(before.isNotNull() & (ts < before), F.lit(False))
     # A late item keeps its place in the step, its fields NULL, to be counted where its
     # processor's partial windows are (a few rows) rather than on its own: it opens no
     # window, and nothing of it reaches an aggregation (whose expression it might fail).
     fields = [f.name for f in schema.fields if f.name not in (SLOT, TS)]
-    key = [user_column(params.key).alias(KEY)] if params.key is not None else []
     frame = frame.select(
         SLOT,
-        processor.alias(PROCESSOR),
-        *key,
+        *[column.alias(name) for name, column in owner.items()],
         ts.alias(TS),
         late.alias(_LATE),
         *[F.when(~late, column(f)).alias(f) for f in fields],
