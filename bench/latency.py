@@ -279,6 +279,7 @@ def warm_worker(
         worker.stop()
         thread.join(timeout=60)
         worker.stop_running_jobs()
+        worker.close()  # its liveness thread ends before the services it beats to stop
         engine.dispose()
 
 

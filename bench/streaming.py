@@ -14,7 +14,13 @@ One in-process worker (warm SparkSession, ``local[2]``) on real PostgreSQL and R
    code and drains the backlog of the first epochs), the lag of the window vertex's
    coalesced watermark behind the wall clock, from the metric documents published every
    0.5 s (p50, p99, max), against the epoch interval.
-3. recovery: the worker holding an exactly-once job is lost (its job threads stop, its lease
+3. result latency: the same DAG fed at ``--latency-rate`` events/s (1,000, the rate of Spark's
+   own real-time-mode benchmark) with ``--latency-interval-ms`` epochs (100) into a
+   ``sink.redis_stream`` that a reader here follows (``XREAD``); per window result, the ms
+   from the window closing (its end on the wall clock: the sequence stamps each item with the
+   time it is due and the watermark has no lag, so the item that closes a window is due at
+   its end) to the reader receiving it, after ``--lag-warmup`` seconds (p50, p99, max).
+4. recovery: the worker holding an exactly-once job is lost (its job threads stop, its lease
    runs out); a second worker takes over. Reported: loss -> claimed by the other worker, and
    claimed -> its first committed snapshot (the restore and one epoch).
 """
@@ -54,7 +60,12 @@ from worker.warm_up import warm_up
 KEYS = 1000
 
 
-def pipeline(guarantee: str, *, rate: int | None, interval_ms: int) -> dict[str, Any]:
+LOGGER: dict[str, Any] = {"name": "sink", "processor": "sink.logger"}
+
+
+def pipeline(
+    guarantee: str, *, rate: int | None, interval_ms: int, sink: dict[str, Any] = LOGGER
+) -> dict[str, Any]:
     return {
         "name": f"bench-{guarantee}",
         "dag": {
@@ -80,7 +91,7 @@ def pipeline(guarantee: str, *, rate: int | None, interval_ms: int) -> dict[str,
                         "aggregations": {"n": "count(*)"},
                     },
                 },
-                {"name": "sink", "processor": "sink.logger"},
+                sink,
             ],
             "edges": [
                 {"from": "events", "to": "stamped"},
@@ -222,6 +233,43 @@ def watermark_lag(
     return lags
 
 
+def result_latency(
+    stack: Stack, seconds: float, rate: int, interval_ms: int, warmup_s: float
+) -> list[float]:
+    """Ms from each window's closing to its result read from the sink's Redis stream."""
+    name = f"latency-{uuid.uuid4().hex[:6]}"
+    sink = {"name": "sink", "processor": "sink.redis_stream", "params": {"stream": name}}
+    job_id = stack.submit(pipeline("exactly_once", rate=rate, interval_ms=interval_ms, sink=sink))
+    key = stack.keys.user_stream(stack.job(job_id).principal, name)
+    stack.wait(job_id, lambda j: epoch_of(j) >= 2)
+    time.sleep(warmup_s)  # the job runs on the worker's threads meanwhile
+    began, latencies, last = time.monotonic(), [], "$"
+    while time.monotonic() - began < seconds:
+        read: Any = stack.client.xread({key: last}, block=500) or []
+        received_ms = time.time() * 1000
+        for _, entries in read:
+            for entry_id, fields in entries:
+                last = entry_id
+                latencies.append(received_ms - float(fields["window_end"]))
+    stack.cancel(job_id)
+    return latencies
+
+
+def measure_latency(
+    stack: Stack, seconds: float, rate: int, interval: int, warmup_s: float
+) -> None:
+    latencies = result_latency(stack, seconds, rate, interval, warmup_s)
+    if not latencies:
+        print(f"result latency, {interval} ms epochs: no window result in {seconds:.0f} s")
+        return
+    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+    print(
+        f"result latency, {rate:,} events/s, {interval} ms epochs, {len(latencies):,} window "
+        f"results after {warmup_s:.0f} s of warm-up: window closing -> result read "
+        f"p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max(latencies):.0f} ms"
+    )
+
+
 def recovery(stack: Stack) -> tuple[float, float]:
     """(loss -> claimed elsewhere, claimed -> first snapshot there), lease of 3 s."""
     stack.stop_workers()  # the job must land on ``first``
@@ -248,9 +296,11 @@ def main() -> None:
         "--warmup", type=float, default=10.0,
         help="seconds of an untimed run of the throughput DAG first (the JVM compiles its code)",
     )  # fmt: skip
-    parser.add_argument("--parts", default="throughput,lag,recovery")
+    parser.add_argument("--parts", default="throughput,lag,latency,recovery")
     parser.add_argument("--lag-interval-ms", type=int, default=1000)
     parser.add_argument("--lag-warmup", type=float, default=30.0)
+    parser.add_argument("--latency-rate", type=int, default=1000)
+    parser.add_argument("--latency-interval-ms", type=int, default=100)
     parser.add_argument(
         "--max-items-per-epoch", type=int, default=1_000_000,
         help="jetspark's epoch cap, and the Structured Streaming baseline's rows a batch",
@@ -272,6 +322,11 @@ def main() -> None:
                 measure_throughput(stack, args.seconds, args.rounds, args.max_items_per_epoch)
             if "lag" in parts:
                 measure_lag(stack, args.seconds, args.lag_interval_ms, args.lag_warmup)
+            if "latency" in parts:
+                measure_latency(
+                    stack, args.seconds, args.latency_rate, args.latency_interval_ms,
+                    args.lag_warmup,
+                )  # fmt: skip
             if "recovery" in parts:
                 reclaim, resume = recovery(stack)
                 print(f"recovery, lease 3 s: lost -> reclaimed {reclaim:.1f} s, "

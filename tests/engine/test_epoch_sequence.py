@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from tests.engine.generated_code import generated_code
 from worker.engine.sequence import Stamps, epoch_sequence_frame
 
 pytestmark = pytest.mark.spark
@@ -42,3 +43,21 @@ def test_an_epochs_items_are_each_on_its_processor_once_with_their_due_time(
     by_seq = {r["seq"]: r["ts"] for r in rows}
     assert [by_seq[s] for s in seq.tolist()] == stamps.of(seq).tolist()  # the Python sequence's
     assert [f.dataType.simpleString() for f in frame.schema.fields] == ["bigint", "bigint"]
+
+
+def test_the_next_epochs_items_run_the_same_compiled_code(spark: SparkSession) -> None:
+    """Only the range's length, rounded up to a power of two, is written into the code: an
+    epoch's first items, end and stamp are data (``epoch_values``), so Spark compiles the
+    code once, not every epoch (~10 ms a class)."""
+
+    def epoch(start: int, count: int, stamp_ms: int) -> list[str]:
+        stamps = Stamps(origin=0, t0_ms=T0, rate_per_s=None, stamp_ms=stamp_ms)
+        return generated_code(
+            epoch_sequence_frame(spark, start=start, count=count, parallelism=2, stamps=stamps)
+        )
+
+    first = epoch(0, 1_000, T0)
+    assert first, "no code-generated stage"
+    assert epoch(1_000, 900, T0 + 100) == first
+    assert epoch(10**12, 1_024, T0 + 200) == first
+    assert epoch(0, 3_000, T0) != first  # another power of two: another range length

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from jetspark.dag.kinds import AggregateParams, WindowParams
 from jetspark.dag.partitioning import partition_id
+from tests.engine.generated_code import generated_code
 from worker.engine.routing import SLOT, place, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import StepResult, aggregate_step
@@ -426,6 +427,26 @@ def test_a_window_ending_at_the_watermark_is_emitted_and_an_item_at_it_is_not_la
     out, state, rows = one_epoch(spark, [], state, params, before=199, after=199, final=True)
     assert [(r["window_start"], r["n"], r["total"]) for r in out] == [(100, 2, 8)]
     assert rows == []
+
+
+def test_the_next_epochs_step_runs_the_same_compiled_code(spark: SparkSession) -> None:
+    """Watermarks change every epoch; they are data of the step's plan, not numbers written
+    into its generated code (``epoch_values``), so Spark compiles the step once."""
+    params = WindowParams(
+        timestamp="ts", type="tumbling", size_ms=100, key="k", aggregations=AGGREGATIONS
+    )
+    rows = [(0, "a", 150, 1), (0, "b", 250, 2)]
+    planned_whole = spark.newSession()  # adaptive execution plans its stages as they run
+    planned_whole.conf.set("spark.sql.adaptive.enabled", "false")
+
+    def code(before: int, after: int) -> list[str]:
+        step = one_step(planned_whole, rows, None, params, before=before, after=after)
+        return generated_code(step.output) + generated_code(step.state)
+
+    first = code(100, 200)
+    assert first, "no code-generated stage"
+    assert code(200, 300) == first
+    assert code(12_345_678_901, 12_345_679_999) == first
 
 
 def test_items_over_a_fused_edge_stay_with_their_processor(spark: SparkSession) -> None:

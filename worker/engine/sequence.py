@@ -29,6 +29,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
+from worker.engine.epoch_values import looked_up
+
 BATCH_ROWS = 65_536
 SCHEMA = StructType([StructField("seq", LongType()), StructField("ts", LongType())])
 """A StructType, not a DDL string: parsing one is a JVM round trip on every epoch."""
@@ -50,12 +52,14 @@ class Stamps:
         due = np.floor((seq - self.origin) * (1000.0 / self.rate_per_s)).astype(np.int64)
         return due + np.int64(self.t0_ms)
 
-    def column(self, seq: Column) -> Column:
-        """``of`` computed by Spark: the same double product, floored."""
+    def column(self, seq: Column, processor: Column, parallelism: int) -> Column:
+        """``of`` computed by Spark: the same double product, floored. Without a rate, the
+        epoch's stamp is looked up by the row's processor: data of the plan, not code
+        (``epoch_values``)."""
         if self.rate_per_s is None:
-            return F.lit(self.stamp_ms)
+            return looked_up([self.stamp_ms] * parallelism, processor)
         due = F.floor((seq - F.lit(self.origin)) * F.lit(1000.0 / self.rate_per_s))
-        return due + F.lit(self.t0_ms)
+        return due + F.lit(self.t0_ms)  # the job's, not the epoch's: compiled once
 
 
 def sequence_frame(
@@ -97,17 +101,21 @@ def epoch_sequence_frame(
     every P-th item from ``start + g``, its event time given by ``stamps``.
 
     ``range`` gives partition g the ids ``[g * per, (g + 1) * per)``; id ``g * per + j``
-    is item ``start + j * P + g``, and the ids past the end (fewer than P, or P in an empty
-    epoch) are dropped.
+    is item ``start + g + j * P``, and the ids past the end are dropped. ``per`` is rounded
+    up to a power of two and the epoch's first items and end are looked up as data
+    (``epoch_values``), so the plan compiled for one epoch serves the next ones: only the
+    range's length (a few values in a stream) is written into the code.
     """
-    per = max(1, -(-count // parallelism))  # an empty epoch keeps its P (empty) partitions
+    needed = max(1, -(-count // parallelism))  # an empty epoch keeps its P (empty) partitions
+    per = 1 << (needed - 1).bit_length()
     ids = F.col("id")
-    seq = (F.lit(start) + (ids % per) * parallelism + (ids / per).cast("long")).cast("long")
+    processor = (ids / per).cast("int")
+    first = looked_up([start + g for g in range(parallelism)], processor)
+    seq = (first + (ids % per) * parallelism).cast("long")
+    end = looked_up([start + count] * parallelism, processor)
     rows = spark.range(0, per * parallelism, numPartitions=parallelism)
-    frame = rows.select(seq.alias("seq"), stamps.column(seq).cast("long").alias("ts"))
-    if per * parallelism > count:
-        frame = frame.where(F.col("seq") < F.lit(start + count))
-    return frame
+    ts = stamps.column(seq, processor, parallelism).cast("long")
+    return rows.select(seq.alias("seq"), ts.alias("ts")).where(F.col("seq") < end)
 
 
 def sequence_batches(

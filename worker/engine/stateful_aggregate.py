@@ -28,6 +28,7 @@ from pyspark.sql.types import DataType, StructType
 from jetspark.dag.expressions import quote_identifier
 from jetspark.dag.kinds import AggregateParams
 from worker.engine import aggregation_stages
+from worker.engine.epoch_values import looked_up
 from worker.engine.expressions import user_column
 from worker.engine.observed import ObservedAggregates
 from worker.engine.routing import SLOT, by_processor, murmur3_pid, slot_table
@@ -74,15 +75,11 @@ def processor_index(slot: Column, parallelism: int) -> Column:
 
 
 def per_processor(values: Mapping[int, int | None], processor: Column) -> Column:
-    """The value for each row's processor, NULL where the mapping has none."""
-    known = [(g, v) for g, v in values.items() if v is not None]
-    if not known:
+    """The value for each row's processor, NULL where the mapping has none. The values
+    change every epoch (watermarks): they are data of the plan, not code to compile."""
+    if all(v is None for v in values.values()):
         return F.lit(None).cast("bigint")
-    first, *rest = known
-    case = F.when(processor == F.lit(first[0]), F.lit(first[1]))
-    for g, value in rest:
-        case = case.when(processor == F.lit(g), F.lit(value))
-    return case.cast("bigint")
+    return looked_up([values.get(g) for g in range(max(values) + 1)], processor)
 
 
 def with_processor(items: DataFrame, *, key: str | None, parallelism: int) -> DataFrame:
