@@ -178,6 +178,7 @@ class Stack:
             worker.stop()
             worker.stop_running_jobs()
             thread.join(timeout=30)
+            worker.close()  # its liveness thread ends before the services it beats to stop
         self.workers.clear()
 
     def close(self) -> None:

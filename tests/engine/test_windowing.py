@@ -27,7 +27,7 @@ from tests.engine.generated_code import generated_code
 from worker.engine.routing import SLOT, place, slot_table
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import StepResult, aggregate_step
-from worker.engine.windowing import window_step
+from worker.engine.windowing import START, window_step
 
 pytestmark = pytest.mark.spark
 
@@ -435,18 +435,31 @@ def test_the_next_epochs_step_runs_the_same_compiled_code(spark: SparkSession) -
     params = WindowParams(
         timestamp="ts", type="tumbling", size_ms=100, key="k", aggregations=AGGREGATIONS
     )
-    rows = [(0, "a", 150, 1), (0, "b", 250, 2)]
     planned_whole = spark.newSession()  # adaptive execution plans its stages as they run
     planned_whole.conf.set("spark.sql.adaptive.enabled", "false")
 
-    def code(before: int, after: int) -> list[str]:
+    def code(at: int, before: int, after: int) -> list[str]:
+        rows = [(0, "a", at + 50, 1), (0, "b", at + 150, 2)]
         step = one_step(planned_whole, rows, None, params, before=before, after=after)
         return generated_code(step.output) + generated_code(step.state)
 
-    first = code(100, 200)
+    first = code(100, 100, 200)
     assert first, "no code-generated stage"
-    assert code(200, 300) == first
-    assert code(12_345_678_901, 12_345_679_999) == first
+    assert code(200, 200, 300) == first
+    assert code(12_345_678_900, 12_345_678_900, 12_345_679_000) == first
+
+
+def test_an_epoch_that_closes_no_window_runs_nothing_downstream(spark: SparkSession) -> None:
+    """Its output is an empty relation once Spark optimizes it (so a sink downstream runs no
+    task for it), and its windows are all carried."""
+    params = WindowParams(timestamp="ts", type="tumbling", size_ms=100, aggregations=AGGREGATIONS)
+    rows = [(0, "a", 150, 1), (0, "a", 250, 2)]
+    step = one_step(spark, rows, None, params, before=100, after=199)
+    optimized = step.output._jdf.queryExecution().optimizedPlan().toString()
+    assert optimized.startswith("LocalRelation <empty>"), optimized
+    assert sorted(r[START] for r in step.state.collect()) == [100, 200]
+    closing = one_step(spark, rows, None, params, before=100, after=200)
+    assert [r["window_start"] for r in closing.output.collect()] == [100]
 
 
 def test_items_over_a_fused_edge_stay_with_their_processor(spark: SparkSession) -> None:

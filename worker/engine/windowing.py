@@ -32,6 +32,7 @@ from jetspark.dag.kinds import WindowParams
 from worker.engine import aggregation_stages
 from worker.engine.errors import EngineError
 from worker.engine.expressions import user_column
+from worker.engine.observed import ObservedAggregates
 from worker.engine.routing import SLOT, by_processor
 from worker.engine.state_columns import PARTITION, PROCESSOR
 from worker.engine.stateful_aggregate import (
@@ -107,11 +108,21 @@ def window_step(
     merged, late_items, key_type = window(
         frame, state, params, keyed=keyed, parallelism=parallelism
     )
-    merged = keep(
-        with_partition(merged, keyed=keyed, partition_count=partition_count, key_type=key_type)
+    # Each processor's earliest window end, observed as the windows are computed: an epoch
+    # that closes none (most of them, when epochs are shorter than windows) has no output,
+    # so the vertices downstream get an empty plan and run no Spark task for it.
+    ends = ObservedAggregates(
+        with_partition(merged, keyed=keyed, partition_count=partition_count, key_type=key_type),
+        {f"end_{g}": F.min(F.when(F.col(PROCESSOR) == g, F.col(END))) for g in range(parallelism)},
     )
-    after = per_processor(wm_after(), F.col(PROCESSOR))
-    emit = F.lit(True) if final else F.col(END) <= after
+    merged = keep(ends.frame)
+    marks = wm_after()
+    if final:
+        emit = F.lit(True)
+    elif closes(ends.values(), marks):
+        emit = F.col(END) <= per_processor(marks, F.col(PROCESSOR))
+    else:
+        emit = F.lit(False)  # Spark prunes the output to an empty relation
     emitted, kept = emitted_and_kept(merged, emit)
     key = [F.col(KEY).alias("key")] if keyed else []
     output = emitted.select(
@@ -125,6 +136,14 @@ def window_step(
         output=output,
         state=kept.select(*[column(c) for c in state_columns]),
         late=late_items,
+    )
+
+
+def closes(ends: Mapping[str, int | None], marks: Mapping[int, int | None]) -> bool:
+    """Does a watermark reach its processor's earliest window end (``end_{g}``)?"""
+    return any(
+        wm is not None and (end := ends.get(f"end_{g}")) is not None and wm >= end
+        for g, wm in marks.items()
     )
 
 
