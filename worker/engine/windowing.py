@@ -116,10 +116,10 @@ def window_step(
         {f"end_{g}": F.min(F.when(F.col(PROCESSOR) == g, F.col(END))) for g in range(parallelism)},
     )
     merged = keep(ends.frame)
-    marks = wm_after()
+    marks, earliest = wm_after(), ends.values()
     if final:
         emit = F.lit(True)
-    elif closes(ends.values(), marks):
+    elif closes({g: earliest[f"end_{g}"] for g in range(parallelism)}, marks):
         emit = F.col(END) <= per_processor(marks, F.col(PROCESSOR))
     else:
         emit = F.lit(False)  # Spark prunes the output to an empty relation
@@ -139,11 +139,11 @@ def window_step(
     )
 
 
-def closes(ends: Mapping[str, int | None], marks: Mapping[int, int | None]) -> bool:
-    """Does a watermark reach its processor's earliest window end (``end_{g}``)?"""
+def closes(ends: Mapping[int, int | None], marks: Mapping[int, int | None]) -> bool:
+    """Does processor g's watermark (``marks[g]``) reach its earliest window end
+    (``ends[g]``; None or missing: it has no window)?"""
     return any(
-        wm is not None and (end := ends.get(f"end_{g}")) is not None and wm >= end
-        for g, wm in marks.items()
+        wm is not None and (end := ends.get(g)) is not None and wm >= end for g, wm in marks.items()
     )
 
 

@@ -18,7 +18,7 @@ from worker.engine.ops.base import Op, OpContext, params_of
 from worker.engine.routing import targeted
 from worker.engine.state_columns import PROCESSOR
 from worker.engine.streaming.scope import EpochScope
-from worker.engine.windowing import END, window_step
+from worker.engine.windowing import END, closes, window_step
 
 
 class InsertWatermarksOp(Op):
@@ -118,8 +118,7 @@ class WindowOp(Op):
         if self.ends is None or self.ends[0] is not state:
             rows = state.groupBy(PROCESSOR).agg(F.min(END).alias("end")).collect()
             self.ends = (state, {int(r[PROCESSOR]): int(r["end"]) for r in rows})
-        ends = self.ends[1]
-        return any(wm is not None and g in ends and wm >= ends[g] for g, wm in after.items())
+        return closes(self.ends[1], after)
 
     def apply(self, ctx: OpContext) -> DataFrame:
         params = params_of(ctx, p.WindowParams)
