@@ -32,7 +32,7 @@ def build_spark_session(
     a local master stays on loopback with Python workers on this interpreter."""
     from pyspark.sql import SparkSession
 
-    from jetspark.jvm_functions import keep_function_lookups
+    from jetspark.jvm_lookups import keep_jvm_lookups
 
     properties = session_conf(
         master=master, shuffle_partitions=shuffle_partitions, conf=conf, ui_port=ui_port
@@ -50,7 +50,7 @@ def build_spark_session(
         builder = builder.config(key, value)
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    keep_function_lookups()
+    keep_jvm_lookups()
     return builder.getOrCreate()
 
 
