@@ -107,11 +107,12 @@ def epoch_sequence_frame(
     range's length (a few values in a stream) is written into the code.
     """
     needed = max(1, -(-count // parallelism))  # an empty epoch keeps its P (empty) partitions
-    per = 1 << (needed - 1).bit_length()
+    shift = (needed - 1).bit_length()
+    per = 1 << shift
     ids = F.col("id")
-    processor = (ids / per).cast("int")
+    processor = F.shiftright(ids, shift).cast("int")  # ids // per, ids % per: no division
     first = looked_up([start + g for g in range(parallelism)], processor)
-    seq = (first + (ids % per) * parallelism).cast("long")
+    seq = (first + ids.bitwiseAND(F.lit(per - 1)) * parallelism).cast("long")
     end = looked_up([start + count] * parallelism, processor)
     rows = spark.range(0, per * parallelism, numPartitions=parallelism)
     ts = stamps.column(seq, processor, parallelism).cast("long")
