@@ -72,7 +72,8 @@ class SparkSettings(BaseSettings):
     app_name: str = "jetspark-worker"
     """Spark application name of each worker's session."""
     shuffle_partitions: int = 8
-    """``spark.sql.shuffle.partitions`` of the workers' sessions."""
+    """``spark.sql.shuffle.partitions`` of the workers' sessions (batch jobs; a stream's
+    epochs shuffle into one partition per core)."""
     conf: str | None = None
     """``JETSPARK_SPARK_CONF``: a JSON object of Spark properties (``jetspark.spark_conf``)."""
     conf_file: Path | None = None
