@@ -39,7 +39,7 @@ def test_a_name_that_is_not_there_still_fails(spark: SparkSession) -> None:
     assert jvm is not None
     with pytest.raises(Exception, match="does not exist"):
         jvm.java.lang.Math.noSuchMethodHere  # noqa: B018
-    with pytest.raises(Exception, match="does not exist"):
+    with pytest.raises(Exception, match="does not exist"):  # again: a failure is not kept
         jvm.java.lang.Math.noSuchMethodHere  # noqa: B018
 
 

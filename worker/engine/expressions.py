@@ -141,10 +141,8 @@ def _parse(spark: SparkSession, text: str, *, aggregates: bool, limit: int) -> A
     return _guarded(spark, tree, limit)
 
 
-@functools.lru_cache(maxsize=4)
 def _expression_utils(context: SparkContext) -> Any:
-    """Spark's Column <-> Expression factory, looked up once per JVM (each name in the path
-    is a round trip)."""
+    """Spark's Column <-> Expression factory (its lookup is kept: ``jetspark.jvm_lookups``)."""
     return _jvm_of(context).org.apache.spark.sql.classic.ExpressionUtils
 
 
